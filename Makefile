@@ -1,0 +1,125 @@
+# msgspool: GNU make.  `make`, `make check`, `make run`; see README.md.
+#
+# Objects and programs are built in place by default; O=dir/ builds them
+# under another directory (make sanitize uses O=build/asan/).
+
+PREFIX		?= /usr/local
+SYSCONFDIR	?= $(PREFIX)/etc
+DESTDIR		?=
+O		?=
+PORT		?= 8080
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+PKG_CONFIG	?= pkg-config
+PYTHON		?= /usr/bin/python3
+
+WARN		 = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+		   -Wmissing-prototypes -Wformat=2
+BASE_CPPFLAGS	 = -std=c11 -D_GNU_SOURCE -Ilib \
+		   -DMSGSPOOL_SYSCONFDIR='"$(SYSCONFDIR)"'
+
+# Per-program libraries: no CGI program links libcurl; only the
+# attachment-handling ones (issue 3) link libmagic.
+JANSSON_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS	 = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+NETTLE_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags nettle 2>/dev/null)
+NETTLE_LIBS	 = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null)
+CURL_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS	 = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
+CMOCKA_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS	 = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
+		   $(CPPFLAGS) $(WARN) $(CFLAGS)
+LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
+
+LIB_MODULES	 = log config problem cgi keys spool valid tmpl sms
+LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o)
+LIBA		 = $(O)lib/libmsgspool.a
+
+CGI_PROGS	 = ping templates sms-deliver sms-batch
+CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
+SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
+DAEMON		 = $(O)spooler/msgspoold
+CLI		 = $(O)spooler/msgspool
+UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%)
+
+# Debian packages: to build, to test, to benchmark.
+DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
+		   libcurl4-openssl-dev libmagic-dev
+DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
+		   python3-requests python3-aiosmtpd
+DEB_BENCH	 = wrk
+
+.PHONY: all build deps deps-test check check-build run install uninstall \
+	sanitize bench fuzz clean
+.SUFFIXES:
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI)
+
+deps:
+	@tests/deps.sh $(DEB_BUILD)
+
+deps-test:
+	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST)
+
+$(O)lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJS)
+
+$(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS_BASE)
+
+$(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
+
+$(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspoold.o $(SPOOLER_OBJS) \
+	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS)
+
+$(CLI): $(O)spooler/msgspool.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
+
+$(O)tests/unit/test_%: tests/unit/test_%.c $(LIBA) lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) \
+	    $(LIBS_BASE) $(CMOCKA_LIBS)
+
+# make check: every unit test, then the black-box suite under lighttpd.
+check: deps-test
+	@$(MAKE) --no-print-directory check-build
+	@O='$(O)' PYTHON='$(PYTHON)' tests/run-all.sh $(UNIT_TESTS)
+
+check-build: build $(UNIT_TESTS)
+
+sanitize: deps-test
+	@$(MAKE) --no-print-directory O=build/asan/ \
+	    CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
+	    LDFLAGS='-fsanitize=address,undefined' check
+
+# make run: the whole service on 127.0.0.1:$(PORT) with a demo key.
+run: all
+	@PORT='$(PORT)' tests/run-local.sh
+
+install: all
+	@PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' DESTDIR='$(DESTDIR)' \
+	    O='$(O)' CGI_PROGS='$(CGI_PROGS)' tests/install.sh
+
+uninstall:
+	@PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' DESTDIR='$(DESTDIR)' \
+	    CGI_PROGS='$(CGI_PROGS)' tests/install.sh --uninstall
+
+clean:
+	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) \
+	    $(UNIT_TESTS)
+	rm -rf build .run tests/blackbox/__pycache__

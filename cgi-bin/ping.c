@@ -1,0 +1,26 @@
+/*
+ * ping: GET /ping, the health check (SPEC 4.1).  No key, no config.
+ */
+#include <unistd.h>
+
+#include "cgi.h"
+
+static struct response *
+ping(struct ctx *ctx)
+{
+	(void)ctx;
+	return response_new(200, "text/plain; charset=utf-8", "pong", 4);
+}
+
+static const struct endpoint endpoint = {
+	.method = "GET",
+	.handler = ping,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}

@@ -1,0 +1,57 @@
+/*
+ * sms-deliver: POST /sms/v1/deliver, one SMS (SPEC 2.4, 4.4).
+ * 202 Queued, or 200 Scheduled when sendAt is in the future.
+ */
+#include <unistd.h>
+
+#include "cgi.h"
+#include "problem.h"
+#include "sms.h"
+
+static struct response *
+sms_deliver(struct ctx *ctx)
+{
+	struct sms_queued	 q;
+	struct problem		*p;
+	json_t			*errors;
+	char			 at[32];
+	enum msg_status		 rc;
+
+	if ((errors = json_object()) == NULL)
+		return NULL;
+	rc = sms_queue(ctx->spool, ctx->client->id, ctx->body, "", errors, &q);
+	if (rc == MSG_PERMFAIL) {
+		if ((p = problem_new(400, "invalid-field",
+		    "the SMS has invalid fields")) != NULL) {
+			json_object_update(p->errors, errors);
+		}
+		json_decref(errors);
+		return problem_response(p);
+	}
+	json_decref(errors);
+	if (rc == MSG_TEMPFAIL)
+		return response_error(503, "the spool cannot take messages now");
+	if (!q.scheduled)
+		return response_json(202, json_pack("{s:s, s:s}",
+		    "smsId", q.id, "status", "Queued"));
+	spool_time_format(q.send_at, at, sizeof(at));
+	return response_json(200, json_pack("{s:s, s:s, s:s}",
+	    "smsId", q.id, "status", "Scheduled", "sendAt", at));
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_SMS,
+	.limit = LIMIT_BODY,
+	.needs_spool = 1,
+	.handler = sms_deliver,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}

@@ -1,0 +1,32 @@
+/*
+ * templates: GET /templates, the caller's email templates (SPEC 4.2,
+ * CONTRACT section 6), sorted by createdDate.
+ */
+#include <unistd.h>
+
+#include "cgi.h"
+#include "tmpl.h"
+
+static struct response *
+templates(struct ctx *ctx)
+{
+	json_t	*list;
+
+	if ((list = tmpl_list_email(ctx->templates, ctx->client->id)) == NULL)
+		return response_error(500, "the templates cannot be listed");
+	return response_json(200, list);
+}
+
+static const struct endpoint endpoint = {
+	.method = "GET",
+	.needs_key = 1,
+	.handler = templates,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}

@@ -1,0 +1,444 @@
+/*
+ * cgi.c: CGI/1.1 requests and responses (RFC 3875), and cgi_run, the
+ * pipeline every route shares: method, key, length, type, body, spool,
+ * handler, response.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "keys.h"
+#include "log.h"
+#include "problem.h"
+#include "spool.h"
+
+/* A CGI that has not answered in this time is killed (SIGALRM). */
+#define CGI_TIMEOUT	60
+
+const char *
+cgi_env(char *const *envp, const char *name)
+{
+	size_t	len = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+void
+cgi_request_init(struct request *req, char *const *envp)
+{
+	const char	*cl;
+	char		*end;
+	unsigned long long n;
+
+	memset(req, 0, sizeof(*req));
+	req->envp = envp;
+	req->method = cgi_env(envp, "REQUEST_METHOD");
+	if (req->method == NULL || *req->method == '\0')
+		req->method = "GET";
+	req->content_type = cgi_env(envp, "CONTENT_TYPE");
+	req->api_key = cgi_env(envp, "HTTP_X_API_KEY");
+	if ((cl = cgi_env(envp, "CONTENT_LENGTH")) != NULL && *cl != '\0') {
+		req->has_length = 1;
+		req->content_length = SIZE_MAX;
+		if (isdigit((unsigned char)*cl)) {
+			errno = 0;
+			n = strtoull(cl, &end, 10);
+			if (errno == 0 && *end == '\0' && n < SIZE_MAX)
+				req->content_length = (size_t)n;
+		}
+	}
+}
+
+int
+cgi_request_read(struct request *req, int fd)
+{
+	ssize_t	n;
+	size_t	len = 0;
+
+	free(req->body);
+	req->body_len = 0;
+	if (req->content_length == SIZE_MAX ||
+	    (req->body = malloc(req->content_length + 1)) == NULL)
+		return -1;
+	/* Exactly CONTENT_LENGTH bytes; whatever follows is not ours. */
+	while (len < req->content_length) {
+		n = read(fd, req->body + len, req->content_length - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		len += (size_t)n;
+	}
+	req->body[len] = '\0';
+	req->body_len = len;
+	return 0;
+}
+
+void
+cgi_request_free(struct request *req)
+{
+	if (req == NULL)
+		return;
+	free(req->body);
+	req->body = NULL;
+	req->body_len = 0;
+}
+
+int
+cgi_is_json(const char *ct)
+{
+	size_t	len = strlen("application/json");
+
+	if (ct == NULL)
+		return 0;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, "application/json", len) != 0)
+		return 0;
+	ct += len;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == '\0' || *ct == ';';
+}
+
+struct response *
+response_new(int status, const char *content_type, const char *body,
+    size_t len)
+{
+	struct response	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->status = status;
+	if ((r->content_type = strdup(content_type)) == NULL ||
+	    (r->body = malloc(len + 1)) == NULL) {
+		response_free(r);
+		return NULL;
+	}
+	if (len > 0)
+		memcpy(r->body, body, len);
+	r->body[len] = '\0';
+	r->body_len = len;
+	return r;
+}
+
+struct response *
+response_json(int status, json_t *value)
+{
+	struct response	*r;
+	char		*body;
+
+	if (value == NULL)
+		return NULL;
+	body = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(value);
+	if (body == NULL)
+		return NULL;
+	r = response_new(status, "application/json", body, strlen(body));
+	free(body);
+	return r;
+}
+
+void
+response_free(struct response *r)
+{
+	size_t	i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	free(r->headers);
+	free(r->content_type);
+	free(r->body);
+	free(r);
+}
+
+int
+response_header(struct response *r, const char *name, const char *value)
+{
+	struct header	*h;
+
+	if (r == NULL)
+		return -1;
+	/* Header injection is a bug of ours, never something to send. */
+	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
+		return -1;
+	h = reallocarray(r->headers, r->nheaders + 1, sizeof(*h));
+	if (h == NULL)
+		return -1;
+	r->headers = h;
+	h = &r->headers[r->nheaders];
+	h->name = strdup(name);
+	h->value = strdup(value);
+	if (h->name == NULL || h->value == NULL) {
+		free(h->name);
+		free(h->value);
+		return -1;
+	}
+	r->nheaders++;
+	return 0;
+}
+
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+response_write(const struct response *r, int fd)
+{
+	char	*head = NULL, *next;
+	size_t	 i;
+	int	 rc;
+
+	if (asprintf(&head, "Status: %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
+	    r->content_type, r->body_len) == -1)
+		return -1;
+	for (i = 0; i < r->nheaders; i++) {
+		if (asprintf(&next, "%s%s: %s\r\n", head, r->headers[i].name,
+		    r->headers[i].value) == -1) {
+			free(head);
+			return -1;
+		}
+		free(head);
+		head = next;
+	}
+	if (asprintf(&next, "%s\r\n", head) == -1) {
+		free(head);
+		return -1;
+	}
+	free(head);
+	rc = write_all(fd, next, strlen(next));
+	free(next);
+	if (rc == 0)
+		rc = write_all(fd, r->body, r->body_len);
+	return rc;
+}
+
+struct response *
+response_error(int status, const char *detail)
+{
+	struct response	*r;
+
+	r = problem_response(problem_new(status,
+	    status == 503 ? "spool-unavailable" : "internal", "%s", detail));
+	if (r != NULL && status == 503)
+		response_header(r, "Retry-After", "60");
+	return r;
+}
+
+static struct response *
+unauthorized(const char *detail)
+{
+	struct response	*r;
+
+	r = problem_response(problem_new(401, "unauthorized", "%s", detail));
+	if (r != NULL)
+		response_header(r, "WWW-Authenticate",
+		    "ApiKey header=\"X-API-KEY\"");
+	return r;
+}
+
+static const char *
+scope_name(unsigned scope)
+{
+	switch (scope) {
+	case SCOPE_SMS: return "sms";
+	case SCOPE_OTT: return "ott";
+	case SCOPE_EMAIL: return "email";
+	case SCOPE_VOICE: return "voice";
+	default: return "?";
+	}
+}
+
+/*
+ * Authenticate: NULL with *client filled, or the 401/403/500 response.
+ */
+static struct response *
+authenticate(const struct endpoint *ep, const struct request *req,
+    const struct config *cfg, struct client *client)
+{
+	char	*keys;
+	enum keys_result kr;
+
+	if (req->api_key == NULL || *req->api_key == '\0')
+		return unauthorized("the X-API-KEY header is missing");
+	if ((keys = config_path(cfg, NULL, "keys", "keys")) == NULL)
+		return response_error(500, "out of memory");
+	kr = keys_lookup(keys, req->api_key, strlen(req->api_key), client);
+	free(keys);
+	switch (kr) {
+	case KEYS_OK:
+		break;
+	case KEYS_UNKNOWN:
+		return unauthorized("the API key is not valid");
+	case KEYS_DISABLED:
+		return problem_response(problem_new(403, "forbidden",
+		    "the API key of client '%s' is disabled", client->id));
+	default:
+		return response_error(500, "the keys file cannot be read");
+	}
+	if (ep->scope != 0 && (client->scopes & ep->scope) == 0)
+		return problem_response(problem_new(403, "forbidden",
+		    "client '%s' lacks the '%s' scope", client->id,
+		    scope_name(ep->scope)));
+	return NULL;
+}
+
+static struct response *
+parse_body(const struct request *req, json_t **out)
+{
+	struct problem	*p;
+	json_error_t	 je;
+
+	/*
+	 * NULs are allowed through the parser so that the validators can
+	 * reject them naming the field; duplicate keys are ambiguous.
+	 */
+	*out = json_loadb(req->body, req->body_len,
+	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	if (*out != NULL)
+		return NULL;
+	p = problem_new(400, "invalid-json",
+	    "the body is not valid UTF-8 JSON: %s (line %d, column %d)",
+	    je.text, je.line, je.column);
+	return problem_response(p);
+}
+
+/* The response for this request, before it is written. */
+static struct response *
+dispatch(const struct endpoint *ep, struct request *req, int infd)
+{
+	struct response	*r = NULL;
+	struct config	*cfg = NULL;
+	struct limits	 limits;
+	struct client	 client;
+	struct ctx	 ctx;
+	struct problem	*p;
+	char		 err[512], *root = NULL;
+	size_t		 limit;
+
+	memset(&ctx, 0, sizeof(ctx));
+	if (strcmp(req->method, ep->method) != 0) {
+		p = problem_new(405, "method-not-allowed",
+		    "%s is not allowed here; use %s", req->method, ep->method);
+		if ((r = problem_response(p)) != NULL)
+			response_header(r, "Allow", ep->method);
+		return r;
+	}
+	/* The health check answers even when the config is broken. */
+	if (!ep->needs_key && ep->limit == LIMIT_NONE && !ep->needs_spool)
+		return ep->handler(&ctx);
+	cfg = config_load(config_default_path(req->envp), err, sizeof(err));
+	if (cfg == NULL || config_limits(cfg, &limits, err, sizeof(err))) {
+		log_err("config: %s", err);
+		r = response_error(500, "the service is misconfigured");
+		goto done;
+	}
+	ctx.req = req;
+	ctx.cfg = cfg;
+	ctx.limits = &limits;
+	if (ep->needs_key) {
+		if ((r = authenticate(ep, req, cfg, &client)) != NULL)
+			goto done;
+		ctx.client = &client;
+	}
+	if (ep->limit != LIMIT_NONE) {
+		limit = ep->limit == LIMIT_EMAIL ? limits.body_email :
+		    limits.body;
+		if (!req->has_length) {
+			r = problem_response(problem_new(411,
+			    "length-required",
+			    "a Content-Length is required"));
+			goto done;
+		}
+		if (req->content_length > limit) {
+			r = problem_response(problem_new(413,
+			    "payload-too-large",
+			    "the body exceeds the limit of %zu bytes", limit));
+			goto done;
+		}
+		if (!cgi_is_json(req->content_type)) {
+			r = problem_response(problem_new(415,
+			    "unsupported-media-type",
+			    "Content-Type must be application/json"));
+			goto done;
+		}
+		if (cgi_request_read(req, infd) == -1) {
+			r = problem_response(problem_new(400, "invalid-body",
+			    "the body is shorter than its Content-Length"));
+			goto done;
+		}
+		if ((r = parse_body(req, &ctx.body)) != NULL)
+			goto done;
+	}
+	if ((ctx.templates = config_path(cfg, NULL, "templates",
+	    "templates")) == NULL) {
+		r = response_error(500, "out of memory");
+		goto done;
+	}
+	if (ep->needs_spool) {
+		root = config_path(cfg, NULL, "spool", "spool");
+		if (root == NULL || (ctx.spool = spool_open(root, 0, err,
+		    sizeof(err))) == NULL) {
+			log_err("spool: %s", root ? err : "out of memory");
+			r = response_error(503,
+			    "the spool cannot take messages now");
+			goto done;
+		}
+	}
+	r = ep->handler(&ctx);
+done:
+	json_decref(ctx.body);
+	spool_free(ctx.spool);
+	free(ctx.templates);
+	free(root);
+	config_free(cfg);
+	return r;
+}
+
+int
+cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
+{
+	struct request	 req;
+	struct response	*r;
+	int		 rc;
+
+	alarm(CGI_TIMEOUT);
+	cgi_request_init(&req, envp);
+	if ((r = dispatch(ep, &req, infd)) == NULL)
+		r = response_error(500, "out of memory");
+	cgi_request_free(&req);
+	if (r == NULL)
+		return 1;
+	rc = response_write(r, outfd);
+	if (r->status >= 500)
+		log_err("%s: %d", req.method, r->status);
+	response_free(r);
+	return rc == 0 ? 0 : 1;
+}

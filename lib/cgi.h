@@ -1,0 +1,125 @@
+/*
+ * cgi.h: the CGI/1.1 side of a request (RFC 3875) and the response
+ * writer, plus cgi_run, which every program in cgi-bin/ calls from main.
+ *
+ * A handler is a function of a request returning a response: it never
+ * exits, never writes to stdout, and keeps no state between calls.
+ */
+#ifndef CGI_H
+#define CGI_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "config.h"
+#include "keys.h"
+
+struct spool;
+
+struct header {
+	char	*name;
+	char	*value;
+};
+
+struct response {
+	int		 status;
+	char		*content_type;
+	struct header	*headers;
+	size_t		 nheaders;
+	char		*body;
+	size_t		 body_len;
+};
+
+struct request {
+	char *const	*envp;		/* the CGI environment */
+	const char	*method;	/* REQUEST_METHOD */
+	const char	*content_type;	/* CONTENT_TYPE or NULL */
+	const char	*api_key;	/* HTTP_X_API_KEY or NULL */
+	int		 has_length;	/* CONTENT_LENGTH was given */
+	size_t		 content_length;
+	char		*body;		/* content_length bytes + NUL */
+	size_t		 body_len;
+};
+
+/* What a handler gets: everything checked before it runs. */
+struct ctx {
+	const struct request	*req;
+	const struct config	*cfg;
+	const struct limits	*limits;
+	const struct client	*client;	/* NULL when no key needed */
+	struct spool		*spool;		/* NULL unless needs_spool */
+	char			*templates;	/* templates root */
+	json_t			*body;		/* parsed JSON or NULL */
+};
+
+typedef struct response *(*handler_fn)(struct ctx *);
+
+enum body_limit {
+	LIMIT_NONE,	/* GET: no body */
+	LIMIT_BODY,	/* max-body */
+	LIMIT_EMAIL	/* max-email-body */
+};
+
+/* One route of CONTRACT section 2, declared by its program. */
+struct endpoint {
+	const char	*method;	/* the one allowed method */
+	int		 needs_key;
+	unsigned	 scope;		/* SCOPE_* or 0 for any valid key */
+	enum body_limit	 limit;
+	int		 needs_spool;
+	handler_fn	 handler;
+};
+
+/* The value of name in a NULL-terminated environment, or NULL. */
+const char	*cgi_env(char *const *envp, const char *name);
+
+/*
+ * Fill req from the environment; the body is not read yet.  Never fails:
+ * missing variables are NULL (method defaults to "GET").  A CONTENT_LENGTH
+ * that is not a plain decimal sets has_length but content_length to
+ * SIZE_MAX, which any limit rejects.
+ */
+void		 cgi_request_init(struct request *, char *const *envp);
+
+/*
+ * Read exactly req->content_length bytes from fd, never more.  Returns
+ * 0, or -1 when the body ended early or could not be read.  The body is
+ * NUL-terminated for convenience; body_len counts the bytes.
+ */
+int		 cgi_request_read(struct request *, int fd);
+
+void		 cgi_request_free(struct request *);
+
+/* Whether a Content-Type is application/json, parameters allowed. */
+int		 cgi_is_json(const char *content_type);
+
+/*
+ * New responses.  response_json takes a JSON value (stealing the
+ * reference) and serialises it.  NULL only when out of memory.
+ */
+struct response	*response_new(int status, const char *content_type,
+		    const char *body, size_t len);
+struct response	*response_json(int status, json_t *value);
+void		 response_free(struct response *);
+
+/* Add a header (copied).  0, or -1 out of memory. */
+int		 response_header(struct response *, const char *name,
+		    const char *value);
+
+/* The CGI response: "Status:", headers, blank line, body. 0 or -1. */
+int		 response_write(const struct response *, int fd);
+
+/* A problem with status 500 or 503 when nothing better is known. */
+struct response	*response_error(int status, const char *detail);
+
+/*
+ * Run one request of an endpoint: check the method (405), the key (401,
+ * 403), CONTENT_LENGTH (411, 413), Content-Type (415), read and parse the
+ * body (400), open the spool (503), call the handler, and write its
+ * response to outfd.  Returns the exit status for main (0 when a
+ * response was written, whatever its HTTP status).
+ */
+int		 cgi_run(const struct endpoint *, char *const *envp,
+		    int infd, int outfd);
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * keys.c: the keys file.  Lines are CLIENT:SHA256HEX:SCOPES[:disabled].
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+
+#include "keys.h"
+#include "log.h"
+
+#define KEYS_LINE_MAX	512
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void
+keys_hash_hex(const char *key, size_t len, char out[KEY_HASH_HEX + 1])
+{
+	static const char	 hex[] = "0123456789abcdef";
+	struct sha256_ctx	 ctx;
+	uint8_t			 d[SHA256_DIGEST_SIZE];
+	size_t			 i;
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, (const uint8_t *)key);
+	sha256_digest(&ctx, sizeof(d), d);
+	for (i = 0; i < sizeof(d); i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 0xf];
+	}
+	out[KEY_HASH_HEX] = '\0';
+}
+
+int
+keys_client_valid(const char *id)
+{
+	size_t	i;
+
+	if (id == NULL || id[0] == '\0' || id[0] == '.')
+		return 0;
+	for (i = 0; id[i] != '\0'; i++) {
+		if (i >= CLIENT_ID_MAX)
+			return 0;
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+		    (id[i] >= 'A' && id[i] <= 'Z') ||
+		    (id[i] >= '0' && id[i] <= '9') ||
+		    id[i] == '_' || id[i] == '.' || id[i] == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int
+keys_scopes_parse(const char *s, unsigned *out)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 bit;
+	} names[] = {
+		{ "sms", SCOPE_SMS }, { "ott", SCOPE_OTT },
+		{ "email", SCOPE_EMAIL }, { "voice", SCOPE_VOICE },
+		{ "*", SCOPE_ALL },
+	};
+	const char	*end;
+	size_t		 i, len;
+	unsigned	 bits = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (;;) {
+		end = strchr(s, ',');
+		len = end ? (size_t)(end - s) : strlen(s);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len &&
+			    strncmp(names[i].name, s, len) == 0)
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -1;
+		bits |= names[i].bit;
+		if (end == NULL)
+			break;
+		s = end + 1;
+	}
+	*out = bits;
+	return 0;
+}
+
+/* Compare two 64-byte hex hashes in time independent of their contents. */
+static int
+hash_equal(const char *a, const char *b)
+{
+	unsigned char	diff = 0;
+	size_t		i;
+
+	for (i = 0; i < KEY_HASH_HEX; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+/*
+ * Split a line (modified in place) into its fields.  Returns 0, or -1
+ * when it is malformed.
+ */
+static int
+parse_line(char *line, char **client, char **hash, char **scopes,
+    int *disabled)
+{
+	char	*f[5];
+	size_t	 n = 0;
+	char	*p = line;
+
+	while (n < 5) {
+		f[n++] = p;
+		if ((p = strchr(p, ':')) == NULL)
+			break;
+		*p++ = '\0';
+	}
+	if (n < 3 || n > 4 || p != NULL)
+		return -1;
+	if (n == 4 && strcmp(f[3], "disabled") != 0)
+		return -1;
+	if (strlen(f[1]) != KEY_HASH_HEX || !keys_client_valid(f[0]))
+		return -1;
+	*client = f[0];
+	*hash = f[1];
+	*scopes = f[2];
+	*disabled = n == 4;
+	return 0;
+}
+
+enum keys_result
+keys_lookup(const char *path, const char *key, size_t len, struct client *out)
+{
+	FILE		*f;
+	char		 line[KEYS_LINE_MAX], want[KEY_HASH_HEX + 1];
+	char		*client, *hash, *scopes;
+	size_t		 lineno = 0, l;
+	int		 disabled, found = 0;
+	unsigned	 bits;
+	enum keys_result rc = KEYS_UNKNOWN;
+
+	if (key == NULL || len == 0)
+		return KEYS_UNKNOWN;
+	if ((f = fopen(path, "re")) == NULL) {
+		log_err("keys: %s: %s", path, strerror(errno));
+		return KEYS_ERROR;
+	}
+	keys_hash_hex(key, len, want);
+	/* Every line is compared, so the time taken says nothing. */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		l = strcspn(line, "\r\n");
+		line[l] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (parse_line(line, &client, &hash, &scopes, &disabled) ||
+		    keys_scopes_parse(scopes, &bits)) {
+			log_warn("keys: %s:%zu: malformed line skipped",
+			    path, lineno);
+			continue;
+		}
+		if (hash_equal(hash, want) && !found) {
+			found = 1;
+			snprintf(out->id, sizeof(out->id), "%s", client);
+			out->scopes = bits;
+			out->disabled = disabled;
+			rc = disabled ? KEYS_DISABLED : KEYS_OK;
+		}
+	}
+	if (ferror(f)) {
+		log_err("keys: %s: read error", path);
+		rc = KEYS_ERROR;
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * Rewrite the keys file: its lines passed through edit (which may change
+ * a line in place and returns how many it changed), then extra appended.
+ * The new file is written beside the old, synced, and renamed over it.
+ * Returns the number of lines edit changed, or -1.
+ */
+static int
+rewrite(const char *path, int (*edit)(char *, size_t, const char *),
+    const char *arg, const char *extra, char *err, size_t errlen)
+{
+	FILE		*in, *out;
+	char		 line[KEYS_LINE_MAX], *tmp = NULL;
+	struct stat	 st;
+	int		 fd, changed = 0, rc = -1;
+	mode_t		 mode = 0640;
+
+	if ((in = fopen(path, "re")) == NULL && errno != ENOENT) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (in != NULL && fstat(fileno(in), &st) == 0)
+		mode = st.st_mode & 0777;
+	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) == -1) {
+		tmp = NULL;
+		goto out;
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    mode)) == -1 || (out = fdopen(fd, "w")) == NULL) {
+		seterr(err, errlen, "%s: %s", tmp, strerror(errno));
+		if (fd != -1) {
+			close(fd);
+			unlink(tmp);
+		}
+		goto out;
+	}
+	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
+		if (edit != NULL)
+			changed += edit(line, sizeof(line), arg);
+		fputs(line, out);
+	}
+	if (extra != NULL)
+		fputs(extra, out);
+	if ((in != NULL && ferror(in)) || fflush(out) != 0 ||
+	    fsync(fileno(out)) != 0) {
+		seterr(err, errlen, "%s: %s", tmp, strerror(errno));
+		fclose(out);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(out) != 0 || rename(tmp, path) != 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = changed;
+out:
+	if (in != NULL)
+		fclose(in);
+	free(tmp);
+	return rc;
+}
+
+/* edit: count enabled lines of client; never changes anything. */
+static int
+count_enabled(char *line, size_t size, const char *client)
+{
+	char	 copy[KEYS_LINE_MAX], *c, *h, *s;
+	int	 disabled;
+
+	(void)size;
+	snprintf(copy, sizeof(copy), "%s", line);
+	copy[strcspn(copy, "\r\n")] = '\0';
+	if (copy[0] == '#' || parse_line(copy, &c, &h, &s, &disabled))
+		return 0;
+	return strcmp(c, client) == 0 && !disabled;
+}
+
+/* edit: mark an enabled line of client disabled. */
+static int
+disable_line(char *line, size_t size, const char *client)
+{
+	size_t	len;
+
+	if (!count_enabled(line, size, client))
+		return 0;
+	len = strcspn(line, "\r\n");
+	if (len + strlen(":disabled\n") + 1 > size)
+		return 0;
+	strcpy(line + len, ":disabled\n");
+	return 1;
+}
+
+static int
+count_client(const char *path, const char *client)
+{
+	FILE	*f;
+	char	 line[KEYS_LINE_MAX];
+	int	 n = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += count_enabled(line, sizeof(line), client);
+	fclose(f);
+	return n;
+}
+
+int
+keys_add(const char *path, const char *client, const char *scopes,
+    char *keyout, size_t keyoutlen, char *err, size_t errlen)
+{
+	static const char b64url[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned char	 raw[33];
+	char		 key[45], hash[KEY_HASH_HEX + 1], line[KEYS_LINE_MAX];
+	unsigned	 bits;
+	size_t		 i, j;
+
+	if (!keys_client_valid(client)) {
+		seterr(err, errlen, "bad client id '%s': use 1 to 64 of "
+		    "A-Z a-z 0-9 _ . -, not starting with '.'", client);
+		return -1;
+	}
+	if (keys_scopes_parse(scopes, &bits) == -1) {
+		seterr(err, errlen, "bad scopes '%s': use a comma-separated "
+		    "list of sms, ott, email, voice, or *", scopes);
+		return -1;
+	}
+	if (count_client(path, client) != 0) {
+		seterr(err, errlen, "client '%s' already has an enabled key; "
+		    "disable it first", client);
+		return -1;
+	}
+	if (keyoutlen < sizeof(key)) {
+		seterr(err, errlen, "key buffer too small");
+		return -1;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		seterr(err, errlen, "getrandom: %s", strerror(errno));
+		return -1;
+	}
+	/* 33 random bytes are 44 base64url characters, no padding. */
+	for (i = 0, j = 0; i < sizeof(raw); i += 3) {
+		key[j++] = b64url[raw[i] >> 2];
+		key[j++] = b64url[((raw[i] & 3) << 4) | (raw[i + 1] >> 4)];
+		key[j++] = b64url[((raw[i + 1] & 15) << 2) | (raw[i + 2] >> 6)];
+		key[j++] = b64url[raw[i + 2] & 63];
+	}
+	key[j] = '\0';
+	keys_hash_hex(key, j, hash);
+	snprintf(line, sizeof(line), "%s:%s:%s\n", client, hash, scopes);
+	if (rewrite(path, NULL, NULL, line, err, errlen) == -1)
+		return -1;
+	snprintf(keyout, keyoutlen, "%s", key);
+	return 0;
+}
+
+int
+keys_disable(const char *path, const char *client, char *err, size_t errlen)
+{
+	int	n;
+
+	if ((n = count_client(path, client)) <= 0) {
+		seterr(err, errlen, n == 0 ? "client '%s' has no enabled key" :
+		    "cannot read the keys file", client);
+		return -1;
+	}
+	if (rewrite(path, disable_line, client, NULL, err, errlen) == -1)
+		return -1;
+	return 0;
+}

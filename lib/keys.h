@@ -1,0 +1,72 @@
+/*
+ * keys.h: the keys file (CONTRACT section 3).
+ *
+ *	CLIENT_ID:SHA256_HEX_OF_KEY:SCOPES[:disabled]
+ *
+ * The key itself is never stored; lookups hash the presented key and
+ * compare hashes in constant time against every line.
+ */
+#ifndef KEYS_H
+#define KEYS_H
+
+#include <stddef.h>
+
+enum scope {
+	SCOPE_SMS = 1 << 0,
+	SCOPE_OTT = 1 << 1,
+	SCOPE_EMAIL = 1 << 2,
+	SCOPE_VOICE = 1 << 3,
+	SCOPE_ALL = (1 << 4) - 1
+};
+
+#define CLIENT_ID_MAX	64
+#define KEY_HASH_HEX	64
+
+struct client {
+	char		id[CLIENT_ID_MAX + 1];
+	unsigned	scopes;
+	int		disabled;
+};
+
+enum keys_result {
+	KEYS_OK,	/* found, enabled: *out filled */
+	KEYS_UNKNOWN,	/* no line matches (401) */
+	KEYS_DISABLED,	/* the line is disabled (403); *out filled */
+	KEYS_ERROR	/* the file cannot be read (500) */
+};
+
+/*
+ * Look up a presented key (len bytes) in the keys file.  An empty key
+ * is KEYS_UNKNOWN.  Malformed lines are skipped with a warning logged.
+ */
+enum keys_result keys_lookup(const char *path, const char *key, size_t len,
+		    struct client *out);
+
+/* Parse "sms,ott" or "*" into SCOPE_* bits.  0, or -1 on a bad name. */
+int		 keys_scopes_parse(const char *s, unsigned *out);
+
+/* Whether a client id is [A-Za-z0-9_.-]{1,64}, not starting with '.'. */
+int		 keys_client_valid(const char *id);
+
+/* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
+void		 keys_hash_hex(const char *key, size_t len,
+		    char out[KEY_HASH_HEX + 1]);
+
+/*
+ * Make a random key for client (44 URL-safe characters, 264 bits), append
+ * its line to the keys file atomically (a new file renamed over the old),
+ * and copy the key into keyout (at least 64 bytes).  The client must not
+ * already have an enabled key.  0, or -1 with a reason in err.
+ */
+int		 keys_add(const char *path, const char *client,
+		    const char *scopes, char *keyout, size_t keyoutlen,
+		    char *err, size_t errlen);
+
+/*
+ * Mark every line of client disabled, atomically.  0, or -1 with a
+ * reason in err (no such client, or I/O).
+ */
+int		 keys_disable(const char *path, const char *client,
+		    char *err, size_t errlen);
+
+#endif

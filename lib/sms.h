@@ -1,0 +1,35 @@
+/*
+ * sms.h: one SMS, as sms-deliver and each entry of sms-batch take it
+ * (CONTRACT section 5): {"recipient", "messageBody", "sendAt"?}.
+ */
+#ifndef SMS_H
+#define SMS_H
+
+#include <time.h>
+#include <jansson.h>
+
+#include "msgspool.h"
+#include "spool.h"
+#include "valid.h"
+
+#define SMS_BODY_MAX	1600	/* characters */
+
+/* The fields of one SMS, for valid_object. */
+extern const struct field sms_fields[];
+
+struct sms_queued {
+	char	id[SPOOL_ID_LEN + 1];
+	int	scheduled;	/* sendAt in the future: in deferred/ */
+	time_t	send_at;
+};
+
+/*
+ * Validate one SMS object and queue it for client.  Returns MSG_OK with
+ * *out filled; MSG_PERMFAIL with messages in errors (paths under prefix)
+ * and nothing spooled; MSG_TEMPFAIL when the spool cannot take it.
+ */
+enum msg_status	 sms_queue(struct spool *, const char *client,
+		    const json_t *sms, const char *prefix, json_t *errors,
+		    struct sms_queued *out);
+
+#endif

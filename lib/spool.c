@@ -1,0 +1,493 @@
+/*
+ * spool.c: the spool directory.  Every path of the spool is built here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "spool.h"
+
+struct spool {
+	char	*root;
+	int	 dirfd[SPOOL__MAX];
+};
+
+static const char *const dirnames[SPOOL__MAX] = {
+	"tmp", "new", "deferred", "cur", "sent", "failed"
+};
+
+/* Crockford's base32: no I, L, O, U; sorts like the numbers it encodes. */
+static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+spool_dirname(enum spool_dir d)
+{
+	return d < SPOOL__MAX ? dirnames[d] : "?";
+}
+
+int
+spool_dir_parse(const char *name)
+{
+	int	i;
+
+	for (i = 0; i < SPOOL__MAX; i++)
+		if (strcmp(name, dirnames[i]) == 0)
+			return i;
+	return -1;
+}
+
+struct spool *
+spool_open(const char *root, int create, char *err, size_t errlen)
+{
+	struct spool	*s;
+	int		 i, rootfd;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->root = strdup(root)) == NULL) {
+		free(s);
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < SPOOL__MAX; i++)
+		s->dirfd[i] = -1;
+	if (create && mkdir(root, 0700) == -1 && errno != EEXIST) {
+		seterr(err, errlen, "%s: %s", root, strerror(errno));
+		goto fail;
+	}
+	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		seterr(err, errlen, "%s: %s", root, strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < SPOOL__MAX; i++) {
+		if (create && mkdirat(rootfd, dirnames[i], 0700) == -1 &&
+		    errno != EEXIST) {
+			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
+			    strerror(errno));
+			close(rootfd);
+			goto fail;
+		}
+		s->dirfd[i] = openat(rootfd, dirnames[i],
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->dirfd[i] == -1) {
+			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
+			    strerror(errno));
+			close(rootfd);
+			goto fail;
+		}
+	}
+	close(rootfd);
+	return s;
+fail:
+	spool_free(s);
+	return NULL;
+}
+
+void
+spool_free(struct spool *s)
+{
+	int	i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < SPOOL__MAX; i++)
+		if (s->dirfd[i] != -1)
+			close(s->dirfd[i]);
+	free(s->root);
+	free(s);
+}
+
+const char *
+spool_root(const struct spool *s)
+{
+	return s->root;
+}
+
+int
+spool_path(const struct spool *s, enum spool_dir d, const char *name,
+    char *buf, size_t len)
+{
+	int	n;
+
+	n = snprintf(buf, len, "%s/%s/%s", s->root, spool_dirname(d), name);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int
+spool_id_new(char *out)
+{
+	struct timespec		ts;
+	unsigned long long	ms;
+	unsigned char		rnd[10];
+	unsigned		acc = 0, bits = 0;
+	size_t			i, j;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (unsigned long long)ts.tv_sec * 1000 +
+	    (unsigned long long)ts.tv_nsec / 1000000;
+	/* 48 bits of milliseconds in 10 characters, most significant first. */
+	for (i = 0; i < 10; i++)
+		out[i] = crockford[(ms >> (45 - 5 * i)) & 31];
+	/* 80 random bits in 16 characters. */
+	for (i = 0, j = 10; i < sizeof(rnd); i++) {
+		acc = (acc << 8) | rnd[i];
+		bits += 8;
+		while (bits >= 5) {
+			out[j++] = crockford[(acc >> (bits - 5)) & 31];
+			bits -= 5;
+		}
+	}
+	out[SPOOL_ID_LEN] = '\0';
+	return 0;
+}
+
+int
+spool_id_valid(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < SPOOL_ID_LEN; i++)
+		if (s[i] == '\0' || strchr(crockford, s[i]) == NULL)
+			return 0;
+	/* The first character holds only 3 bits of the time. */
+	return s[0] <= '7';
+}
+
+long long
+spool_id_time(const char *id)
+{
+	long long	ms = 0;
+	size_t		i;
+
+	for (i = 0; i < 10; i++)
+		ms = (ms << 5) | (strchr(crockford, id[i]) - crockford);
+	return ms;
+}
+
+void
+spool_time_format(time_t t, char *buf, size_t len)
+{
+	struct tm	tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+json_t *
+spool_doc_new(const char *id, const char *channel, const char *client,
+    time_t notbefore, json_t *message)
+{
+	char	created[32], next[32];
+	time_t	now = time(NULL);
+
+	if (message == NULL)
+		return NULL;
+	spool_time_format(now, created, sizeof(created));
+	spool_time_format(notbefore > now ? notbefore : now, next,
+	    sizeof(next));
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
+	    "version", SPOOL_VERSION, "id", id, "channel", channel,
+	    "client", client, "created", created, "attempts", 0,
+	    "nextAttempt", next, "lastError", "providerReply",
+	    "message", message);
+}
+
+static enum msg_status
+errno_status(int e)
+{
+	switch (e) {
+	case ENOSPC:
+	case EDQUOT:
+	case EROFS:
+	case EIO:
+	case EAGAIN:
+	case EINTR:
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+		return MSG_TEMPFAIL;
+	default:
+		return MSG_PERMFAIL;
+	}
+}
+
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Write doc to tmp/ under a fresh unique name, durably, and rename it to
+ * dir/name, then sync dir.  The temporary file never survives a failure.
+ */
+static enum msg_status
+commit(struct spool *s, enum spool_dir dir, const char *name,
+    const json_t *doc)
+{
+	char	 tmpname[SPOOL_NAME_MAX + 32], id[SPOOL_ID_LEN + 1];
+	char	*text;
+	int	 fd, e;
+
+	if (spool_id_new(id) == -1)
+		return MSG_TEMPFAIL;
+	/* The tmp name is unique even when a file is rewritten in place. */
+	snprintf(tmpname, sizeof(tmpname), "%s.%s.%ld", name, id,
+	    (long)getpid());
+	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
+		return MSG_TEMPFAIL;
+	fd = openat(s->dirfd[SPOOL_TMP], tmpname,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		e = errno;
+		free(text);
+		log_err("spool: %s/tmp/%s: %s", s->root, tmpname, strerror(e));
+		return errno_status(e);
+	}
+	if (write_all(fd, text, strlen(text)) == -1 ||
+	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) == -1) {
+		e = errno;
+		goto fail;
+	}
+	if (renameat(s->dirfd[SPOOL_TMP], tmpname, s->dirfd[dir], name) == -1) {
+		e = errno;
+		goto fail;
+	}
+	free(text);
+	/* The rename is durable only once the directory is. */
+	if (fsync(s->dirfd[dir]) == -1) {
+		e = errno;
+		log_err("spool: fsync %s/%s: %s", s->root, dirnames[dir],
+		    strerror(e));
+		unlinkat(s->dirfd[dir], name, 0);
+		return errno_status(e);
+	}
+	return MSG_OK;
+fail:
+	free(text);
+	unlinkat(s->dirfd[SPOOL_TMP], tmpname, 0);
+	log_err("spool: %s/tmp/%s: %s", s->root, tmpname, strerror(e));
+	return errno_status(e);
+}
+
+enum msg_status
+spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
+{
+	const char	*id;
+	char		 name[SPOOL_NAME_MAX];
+
+	id = json_string_value(json_object_get(doc, "id"));
+	if (id == NULL || !spool_id_valid(id) ||
+	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
+		return MSG_PERMFAIL;
+	snprintf(name, sizeof(name), "%s.json", id);
+	return commit(s, dest, name, doc);
+}
+
+enum msg_status
+spool_store(struct spool *s, enum spool_dir dir, const char *name,
+    const json_t *doc, enum spool_dir from)
+{
+	enum msg_status	rc;
+
+	if (strchr(name, '/') != NULL || name[0] == '.')
+		return MSG_PERMFAIL;
+	if ((rc = commit(s, dir, name, doc)) != MSG_OK)
+		return rc;
+	if (from != SPOOL__MAX && from != dir) {
+		if (unlinkat(s->dirfd[from], name, 0) == -1 && errno != ENOENT)
+			return errno_status(errno);
+		fsync(s->dirfd[from]);
+	}
+	return MSG_OK;
+}
+
+int
+spool_move(struct spool *s, enum spool_dir from, enum spool_dir to,
+    const char *name)
+{
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (renameat(s->dirfd[from], name, s->dirfd[to], name) == -1)
+		return -1;
+	fsync(s->dirfd[to]);
+	return 0;
+}
+
+int
+spool_remove(struct spool *s, enum spool_dir d, const char *name)
+{
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	return unlinkat(s->dirfd[d], name, 0);
+}
+
+json_t *
+spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
+    size_t errlen)
+{
+	json_error_t	 je;
+	json_t		*doc;
+	FILE		*f;
+	int		 fd, e;
+
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		seterr(err, errlen, "%s: bad name", name);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((fd = openat(s->dirfd[d], name, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (f = fdopen(fd, "r")) == NULL) {
+		e = errno;
+		seterr(err, errlen, "%s/%s/%s: %s", s->root, dirnames[d],
+		    name, strerror(e));
+		if (fd != -1)
+			close(fd);
+		errno = e;
+		return NULL;
+	}
+	doc = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	fclose(f);
+	if (doc == NULL) {
+		seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
+		    dirnames[d], name, je.line, je.text);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
+	    "version")) != SPOOL_VERSION || !json_is_string(
+	    json_object_get(doc, "id"))) {
+		seterr(err, errlen, "%s/%s/%s: not a version %d spool file",
+		    s->root, dirnames[d], name, SPOOL_VERSION);
+		json_decref(doc);
+		errno = EINVAL;
+		return NULL;
+	}
+	return doc;
+}
+
+static int
+namecmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ssize_t
+spool_list(struct spool *s, enum spool_dir d, char ***names)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	char		**v = NULL, **nv;
+	size_t		 n = 0, cap = 0;
+	int		 fd, e;
+
+	*names = NULL;
+	if ((fd = dup(s->dirfd[d])) == -1)
+		return -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (!spool_id_valid(de->d_name) ||
+		    strlen(de->d_name) >= SPOOL_NAME_MAX)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
+				goto nomem;
+			v = nv;
+		}
+		if ((v[n] = strdup(de->d_name)) == NULL)
+			goto nomem;
+		n++;
+	}
+	closedir(dir);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), namecmp);
+	*names = v;
+	return (ssize_t)n;
+nomem:
+	closedir(dir);
+	spool_names_free(v, n);
+	errno = ENOMEM;
+	return -1;
+}
+
+void
+spool_names_free(char **names, size_t n)
+{
+	size_t	i;
+
+	if (names == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int
+spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
+{
+	struct stat	st;
+	int		d;
+
+	if (!spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+		return -1;
+	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
+		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
+		if (fstatat(s->dirfd[d], name, &st, 0) == 0) {
+			*dir = (enum spool_dir)d;
+			return 0;
+		}
+	}
+	return -1;
+}

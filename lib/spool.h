@@ -1,0 +1,126 @@
+/*
+ * spool.h: the maildir-style spool (CONTRACT section 8).  Only spool.c
+ * knows its paths; the CGI programs, the daemon and the CLI go through
+ * these functions.
+ *
+ * One message is one file, "ID.json", where ID is a ULID: 26 characters
+ * of Crockford base32, the first 10 the creation time in milliseconds,
+ * the rest random, so ids are unique, URL-safe and sort by time.
+ */
+#ifndef SPOOL_H
+#define SPOOL_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "msgspool.h"
+
+enum spool_dir {
+	SPOOL_TMP,
+	SPOOL_NEW,
+	SPOOL_DEFERRED,
+	SPOOL_CUR,
+	SPOOL_SENT,
+	SPOOL_FAILED,
+	SPOOL__MAX
+};
+
+#define SPOOL_ID_LEN	26
+#define SPOOL_NAME_MAX	64
+#define SPOOL_VERSION	1
+
+struct spool;
+
+/*
+ * Open a spool rooted at root.  With create, missing subdirectories are
+ * made (mode 0700 for the root's children unless they exist); without,
+ * a missing one is an error.  Returns NULL with a reason in err.
+ */
+struct spool	*spool_open(const char *root, int create, char *err,
+		    size_t errlen);
+void		 spool_free(struct spool *);
+
+const char	*spool_root(const struct spool *);
+
+/* "tmp", "new", ... */
+const char	*spool_dirname(enum spool_dir);
+
+/* Parse a state name back; -1 when unknown. */
+int		 spool_dir_parse(const char *name);
+
+/* A new id into out (SPOOL_ID_LEN + 1 bytes).  0, or -1 (no entropy). */
+int		 spool_id_new(char *out);
+
+/* Whether s looks like an id (26 Crockford base32 characters). */
+int		 spool_id_valid(const char *s);
+
+/* The milliseconds since the epoch encoded in an id. */
+long long	 spool_id_time(const char *id);
+
+/*
+ * A new spool document: version, id, channel, client, created (RFC 3339
+ * UTC, now), attempts 0, nextAttempt (notbefore, or now), lastError null,
+ * providerReply null, and message (stolen).  NULL out of memory.
+ */
+json_t		*spool_doc_new(const char *id, const char *channel,
+		    const char *client, time_t notbefore, json_t *message);
+
+/*
+ * Durably enqueue a document into dest (SPOOL_NEW or SPOOL_DEFERRED):
+ * write tmp/ID.json (O_EXCL, 0600), fsync, close, rename into dest,
+ * fsync dest.  On any failure the temporary file is removed.  Returns
+ * MSG_OK, MSG_TEMPFAIL (no space, read-only, quota, I/O: answer 503) or
+ * MSG_PERMFAIL (anything else: answer 500).
+ */
+enum msg_status	 spool_enqueue(struct spool *, const json_t *doc,
+		    enum spool_dir dest);
+
+/*
+ * Replace or create dir/name with new contents the same durable way,
+ * then, when from is not SPOOL__MAX, unlink from/name: how the daemon
+ * records an outcome (cur/ -> sent/ with the reply inside).
+ */
+enum msg_status	 spool_store(struct spool *, enum spool_dir dir,
+		    const char *name, const json_t *doc, enum spool_dir from);
+
+/* rename from/name to to/name.  0, or -1 with errno set. */
+int		 spool_move(struct spool *, enum spool_dir from,
+		    enum spool_dir to, const char *name);
+
+/* Remove dir/name.  0, or -1 with errno set. */
+int		 spool_remove(struct spool *, enum spool_dir dir,
+		    const char *name);
+
+/*
+ * Read and parse dir/name, checking "version".  Returns a new reference
+ * or NULL with a reason in err (errno ENOENT when the file is gone).
+ */
+json_t		*spool_load(struct spool *, enum spool_dir dir,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * The file names (not paths) of dir, sorted (so by creation time);
+ * only names that start with an id.  *names is a malloc'd array of
+ * malloc'd strings; free with spool_names_free.  Returns the count, or
+ * -1 with errno set.
+ */
+ssize_t		 spool_list(struct spool *, enum spool_dir dir,
+		    char ***names);
+void		 spool_names_free(char **names, size_t n);
+
+/*
+ * Find the message with an id in any state but tmp/.  Returns 0 and
+ * sets *dir and name (SPOOL_NAME_MAX bytes), or -1 when not found.
+ */
+int		 spool_find(struct spool *, const char *id,
+		    enum spool_dir *dir, char *name);
+
+/* The full path of dir/name into buf; -1 when it does not fit. */
+int		 spool_path(const struct spool *, enum spool_dir dir,
+		    const char *name, char *buf, size_t len);
+
+/* Format t as RFC 3339 UTC ("2026-11-23T10:00:00Z") into buf[21+]. */
+void		 spool_time_format(time_t t, char *buf, size_t len);
+
+#endif

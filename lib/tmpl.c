@@ -1,0 +1,348 @@
+/*
+ * tmpl.c: template files.  Ids are checked before a path is built, so a
+ * request can never name a file outside its client's directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keys.h"
+#include "log.h"
+#include "tmpl.h"
+#include "valid.h"
+
+#define TMPL_FILE_MAX	(4 * 1024 * 1024)
+#define TMPL_SUFFIX	".tmpl"
+
+static const char *const kinds[TMPL__MAX] = { "email", "ott" };
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int
+tmpl_id_valid(const char *id)
+{
+	return id != NULL && valid_ident(id, strlen(id)) == NULL;
+}
+
+void
+tmpl_free(struct tmpl *t)
+{
+	if (t == NULL)
+		return;
+	free(t->id);
+	free(t->name);
+	free(t->subject);
+	free(t->from);
+	free(t->tags);
+	free(t->created);
+	free(t->language);
+	free(t->provider_template);
+	free(t->body);
+	free(t);
+}
+
+/* Store a header value, replacing an earlier one. */
+static int
+set(char **dst, const char *v, size_t len)
+{
+	char	*s;
+
+	if ((s = strndup(v, len)) == NULL)
+		return -1;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+struct tmpl *
+tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
+    char *err, size_t errlen)
+{
+	struct tmpl	*t;
+	const char	*p = text, *end = text + len, *eol, *colon, *v;
+	size_t		 lineno = 0, vlen, nlen;
+	char		*num, *numend, created[32];
+	struct tm	 tm;
+	time_t		 when;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL || (t->id = strdup(id)) ==
+	    NULL)
+		goto nomem;
+	t->parameters = -1;
+	if (valid_utf8(text, len) < 0) {
+		seterr(err, errlen, "%s: not UTF-8 text", id);
+		goto fail;
+	}
+	for (;;) {
+		lineno++;
+		if (p >= end) {
+			seterr(err, errlen, "%s: no blank line after the "
+			    "headers", id);
+			goto fail;
+		}
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (eol == NULL)
+			eol = end;
+		nlen = (size_t)(eol - p);
+		if (nlen > 0 && p[nlen - 1] == '\r')
+			nlen--;
+		if (nlen == 0) {
+			p = eol < end ? eol + 1 : end;
+			break;
+		}
+		if ((colon = memchr(p, ':', nlen)) == NULL) {
+			seterr(err, errlen, "%s:%zu: expected 'Name: value'",
+			    id, lineno);
+			goto fail;
+		}
+		v = colon + 1;
+		while (v < p + nlen && (*v == ' ' || *v == '\t'))
+			v++;
+		vlen = (size_t)(p + nlen - v);
+		while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+			vlen--;
+#define IS(h)	((size_t)(colon - p) == strlen(h) && \
+		    strncasecmp(p, h, strlen(h)) == 0)
+		if ((IS("Name") && set(&t->name, v, vlen)) ||
+		    (IS("Subject") && set(&t->subject, v, vlen)) ||
+		    (IS("From") && set(&t->from, v, vlen)) ||
+		    (IS("Tags") && set(&t->tags, v, vlen)) ||
+		    (IS("Created") && set(&t->created, v, vlen)) ||
+		    (IS("Language") && set(&t->language, v, vlen)) ||
+		    (IS("Provider-Template") &&
+		    set(&t->provider_template, v, vlen)))
+			goto nomem;
+		if (IS("Parameters")) {
+			if ((num = strndup(v, vlen)) == NULL)
+				goto nomem;
+			t->parameters = strtol(num, &numend, 10);
+			if (vlen == 0 || *numend != '\0' ||
+			    t->parameters < 0 || t->parameters > 100) {
+				free(num);
+				seterr(err, errlen, "%s:%zu: Parameters must "
+				    "be a number from 0 to 100", id, lineno);
+				goto fail;
+			}
+			free(num);
+		}
+#undef IS
+		p = eol + 1;
+	}
+	if (t->created != NULL) {
+		if (valid_time_parse(t->created, &when) == -1) {
+			seterr(err, errlen, "%s: Created is not an ISO 8601 "
+			    "time", id);
+			goto fail;
+		}
+	} else {
+		when = (time_t)mtime;
+		gmtime_r(&when, &tm);
+		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		if ((t->created = strdup(created)) == NULL)
+			goto nomem;
+	}
+	if (set(&t->body, p, (size_t)(end - p)))
+		goto nomem;
+	t->body_len = (size_t)(end - p);
+	return t;
+nomem:
+	seterr(err, errlen, "out of memory");
+fail:
+	tmpl_free(t);
+	return NULL;
+}
+
+/* Read a whole file of at most TMPL_FILE_MAX bytes; 0, or -1 (errno). */
+static int
+slurp(int fd, char **out, size_t *outlen, struct stat *st)
+{
+	char	*buf;
+	size_t	 len = 0;
+	ssize_t	 n;
+
+	if (fstat(fd, st) == -1)
+		return -1;
+	if (!S_ISREG(st->st_mode) || st->st_size > TMPL_FILE_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	if ((buf = malloc((size_t)st->st_size + 1)) == NULL)
+		return -1;
+	while (len < (size_t)st->st_size) {
+		n = read(fd, buf + len, (size_t)st->st_size - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+struct tmpl *
+tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
+    const char *id, enum msg_status *status, char *err, size_t errlen)
+{
+	struct tmpl	*t;
+	struct stat	 st;
+	char		*path = NULL, *text;
+	size_t		 len;
+	int		 fd;
+
+	*status = MSG_PERMFAIL;
+	if (!tmpl_id_valid(id)) {
+		seterr(err, errlen, "'%s' is not a valid template id", id);
+		return NULL;
+	}
+	if (!keys_client_valid(client) || kind >= TMPL__MAX) {
+		seterr(err, errlen, "bad client id");
+		return NULL;
+	}
+	if (asprintf(&path, "%s/%s/%s/%s%s", root, client, kinds[kind], id,
+	    TMPL_SUFFIX) == -1) {
+		*status = MSG_TEMPFAIL;
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			seterr(err, errlen, "no %s template '%s'",
+			    kinds[kind], id);
+		else {
+			*status = MSG_TEMPFAIL;
+			seterr(err, errlen, "%s: %s", path, strerror(errno));
+		}
+		free(path);
+		return NULL;
+	}
+	if (slurp(fd, &text, &len, &st) == -1) {
+		*status = MSG_TEMPFAIL;
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	if ((t = tmpl_parse(id, text, len, (long long)st.st_mtime, err,
+	    errlen)) == NULL)
+		*status = MSG_TEMPFAIL;
+	else
+		*status = MSG_OK;
+	free(text);
+	free(path);
+	return t;
+}
+
+struct summary {
+	time_t	 when;
+	json_t	*obj;
+};
+
+static int
+summary_cmp(const void *a, const void *b)
+{
+	const struct summary	*x = a, *y = b;
+
+	if (x->when != y->when)
+		return x->when < y->when ? -1 : 1;
+	return strcmp(json_string_value(json_object_get(x->obj, "id")),
+	    json_string_value(json_object_get(y->obj, "id")));
+}
+
+json_t *
+tmpl_list_email(const char *root, const char *client)
+{
+	struct summary	*v = NULL, *nv;
+	struct dirent	*de;
+	struct tmpl	*t;
+	struct stat	 st;
+	DIR		*dir;
+	json_t		*out;
+	char		*path, *text, id[256], err[256];
+	size_t		 n = 0, i, len, nlen;
+	int		 fd, dfd;
+
+	if (!keys_client_valid(client))
+		return NULL;
+	if (asprintf(&path, "%s/%s/email", root, client) == -1)
+		return NULL;
+	if ((dir = opendir(path)) == NULL) {
+		free(path);
+		return errno == ENOENT || errno == ENOTDIR ? json_array() :
+		    NULL;
+	}
+	dfd = dirfd(dir);
+	while ((de = readdir(dir)) != NULL) {
+		nlen = strlen(de->d_name);
+		if (nlen <= strlen(TMPL_SUFFIX) || nlen >= sizeof(id) ||
+		    strcmp(de->d_name + nlen - strlen(TMPL_SUFFIX),
+		    TMPL_SUFFIX) != 0)
+			continue;
+		memcpy(id, de->d_name, nlen - strlen(TMPL_SUFFIX));
+		id[nlen - strlen(TMPL_SUFFIX)] = '\0';
+		if (!tmpl_id_valid(id))
+			continue;
+		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		if (slurp(fd, &text, &len, &st) == -1) {
+			log_warn("templates: %s/%s: %s", path, de->d_name,
+			    strerror(errno));
+			close(fd);
+			continue;
+		}
+		close(fd);
+		t = tmpl_parse(id, text, len, (long long)st.st_mtime, err,
+		    sizeof(err));
+		free(text);
+		if (t == NULL) {
+			log_warn("templates: %s/%s: %s", path, de->d_name,
+			    err);
+			continue;
+		}
+		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL) {
+			tmpl_free(t);
+			break;
+		}
+		v = nv;
+		valid_time_parse(t->created, &v[n].when);
+		v[n].obj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+		    "id", t->id, "name", t->name ? t->name : t->id,
+		    "subject", t->subject ? t->subject : "",
+		    "fromAddress", t->from ? t->from : "",
+		    "tags", t->tags ? t->tags : "",
+		    "createdDate", t->created);
+		tmpl_free(t);
+		if (v[n].obj != NULL)
+			n++;
+	}
+	closedir(dir);
+	free(path);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), summary_cmp);
+	out = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(out, v[i].obj);
+	free(v);
+	return out;
+}

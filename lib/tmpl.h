@@ -1,0 +1,65 @@
+/*
+ * tmpl.h: the templates directory (CONTRACT section 6).
+ *
+ *	templates/CLIENT_ID/email/TEMPLATE_ID.tmpl
+ *	templates/CLIENT_ID/ott/TEMPLATE_ID.tmpl
+ *
+ * A file is a header block ("Name: value" lines), a blank line, then the
+ * body.  Ids are checked before any path is built.
+ */
+#ifndef TMPL_H
+#define TMPL_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "msgspool.h"
+
+enum tmpl_kind {
+	TMPL_EMAIL,
+	TMPL_OTT,
+	TMPL__MAX
+};
+
+struct tmpl {
+	char	*id;
+	char	*name;
+	char	*subject;		/* email */
+	char	*from;			/* email */
+	char	*tags;			/* email */
+	char	*created;		/* email, ISO 8601 UTC */
+	long	 parameters;		/* ott: -1 when not declared */
+	char	*language;		/* ott */
+	char	*provider_template;	/* ott */
+	char	*body;
+	size_t	 body_len;
+};
+
+/* Whether id is [A-Za-z0-9_.-]{1,128} not starting with '.'. */
+int		 tmpl_id_valid(const char *id);
+
+/*
+ * Load one template of a client.  Returns NULL with *status MSG_PERMFAIL
+ * when the id is invalid or there is no such template (a 400 to the
+ * client), MSG_TEMPFAIL when it cannot be read or parsed (a 500); a
+ * reason in err.  Free with tmpl_free.
+ */
+struct tmpl	*tmpl_load(const char *root, const char *client,
+		    enum tmpl_kind, const char *id, enum msg_status *status,
+		    char *err, size_t errlen);
+
+/* Parse a template from memory; mtime fills a missing Created. */
+struct tmpl	*tmpl_parse(const char *id, const char *text, size_t len,
+		    long long mtime, char *err, size_t errlen);
+
+void		 tmpl_free(struct tmpl *);
+
+/*
+ * The client's email templates as an array of SPEC 2.1 summaries sorted
+ * by createdDate (then id).  A client with no directory has none.
+ * Unreadable or malformed files are skipped with a warning logged.
+ * NULL only on an I/O error listing the directory.
+ */
+json_t		*tmpl_list_email(const char *root, const char *client);
+
+#endif
