@@ -8,6 +8,9 @@ SYSCONFDIR	?= $(PREFIX)/etc
 DESTDIR		?=
 O		?=
 PORT		?= 8080
+SPOOLDIR	?= /var/spool/msgspool
+CGIDIR		 = $(PREFIX)/lib/msgspool/cgi-bin
+SHAREDIR	 = $(PREFIX)/share/msgspool
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -111,13 +114,34 @@ sanitize: deps-test
 run: all
 	@PORT='$(PORT)' tests/run-local.sh
 
+# make install: the layout of CONTRACT section 1.  An existing config or
+# keys file is never overwritten; the spool is created, never removed.
 install: all
-	@PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' DESTDIR='$(DESTDIR)' \
-	    O='$(O)' CGI_PROGS='$(CGI_PROGS)' tests/install.sh
+	install -d $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/sbin \
+	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/msgspool
+	install -m 0755 $(CGI_BINS) $(DESTDIR)$(CGIDIR)/
+	install -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 conf/msgspool.conf conf/keys conf/lighttpd.conf \
+	    $(DESTDIR)$(SHAREDIR)/
+	cp -R templates $(DESTDIR)$(SHAREDIR)/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf ] || \
+	    sed -e 's|/usr/local/etc|$(SYSCONFDIR)|' \
+	    -e 's|/var/spool/msgspool|$(SPOOLDIR)|' conf/msgspool.conf \
+	    >$(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
+	    install -m 0640 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
+	install -d $(DESTDIR)$(SYSCONFDIR)/msgspool/templates
+	install -d -m 0755 $(DESTDIR)$(SPOOLDIR)
+	for d in tmp new deferred cur sent failed outbox; do \
+	    install -d -m 0770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 
 uninstall:
-	@PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' DESTDIR='$(DESTDIR)' \
-	    CGI_PROGS='$(CGI_PROGS)' tests/install.sh --uninstall
+	rm -f $(CGI_PROGS:%=$(DESTDIR)$(CGIDIR)/%) \
+	    $(DESTDIR)$(PREFIX)/sbin/msgspoold $(DESTDIR)$(PREFIX)/bin/msgspool
+	rm -rf $(DESTDIR)$(SHAREDIR)
+	-rmdir $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/lib/msgspool
 
 clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) \

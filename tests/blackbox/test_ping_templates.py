@@ -100,6 +100,8 @@ def test_templates_skip_hidden_non_tmpl_and_ott(srv):
     assert ".hidden" not in ids and "hidden" not in ids
     assert not any("notes" in i for i in ids)
     assert "otp" not in ids
+    assert "bad id" not in ids
+    assert len(got) == len(ACME_TEMPLATES), got
 
 
 def test_templates_other_client_sees_only_its_own(srv):

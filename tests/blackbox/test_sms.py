@@ -122,6 +122,29 @@ def test_body_of_exactly_1_mib_ok(srv):
     _queued(srv.post_raw(PATH, data))
 
 
+def test_concurrent_requests_get_distinct_files(srv):
+    import concurrent.futures
+    import requests
+
+    def one(i):
+        with requests.Session() as sess:
+            sess.trust_env = False
+            r = sess.post(srv.url(PATH), timeout=30, json={
+                "recipient": RECIPIENT, "messageBody": f"parallel {i}"},
+                headers={"X-API-KEY": srv.inst.keys["acme"]})
+            return r.status_code, r.json().get("smsId")
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        res = list(pool.map(one, range(16)))
+    assert all(code == 202 for code, _ in res), res
+    ids = [i for _, i in res]
+    assert len(set(ids)) == 16
+    assert sorted(srv.inst.ids("new")) == sorted(ids)
+    assert srv.inst.files("tmp") == []
+    bodies = sorted(srv.inst.load("new", i)["message"]["body"] for i in ids)
+    assert bodies == sorted(f"parallel {i}" for i in range(16))
+
+
 # ---------------------------------------------------------- scheduled
 
 def test_future_send_at_is_scheduled_in_deferred(srv):
@@ -182,6 +205,13 @@ def test_json_not_an_object_is_400(srv, data):
     b'{"recipient": "+4915112345678", "messageBody": "\xe2\x82"}',
 ], ids=["ff-fe", "overlong", "surrogate", "truncated-seq"])
 def test_invalid_utf8_is_400(srv, data):
+    assert_problem(srv.post_raw(PATH, data), 400)
+    assert_nothing_queued(srv.inst)
+
+
+@pytest.mark.parametrize("data", [b"[" * 200000, b'{"a":' * 100000],
+                         ids=["arrays", "objects"])
+def test_deeply_nested_json_is_400(srv, data):
     assert_problem(srv.post_raw(PATH, data), 400)
     assert_nothing_queued(srv.inst)
 

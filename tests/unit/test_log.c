@@ -197,7 +197,7 @@ test_prefix_pid_name_year(void **state)
 {
 	struct capture	*c = *state;
 	char		*out;
-	char		 pid[32], y0[8], y1[8];
+	char		 pid[32], y0[16], y1[16];
 	size_t		 len;
 	time_t		 before, after;
 	struct tm	 tm;

@@ -1,0 +1,349 @@
+/*
+ * msgspool: the operator's CLI over the spool and the keys file
+ * (CONTRACT sections 1 and 3).  A table of verbs, like mailq and smtpctl.
+ *
+ *	msgspool [-c FILE] list | show ID | retry ID...|--failed |
+ *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "keys.h"
+#include "spool.h"
+
+struct cli {
+	struct config	*cfg;
+	struct spool	*spool;
+};
+
+struct verb {
+	const char	*name;
+	int		 min, max;	/* argument counts; -1: any */
+	int		 needs_spool;
+	const char	*usage;
+	int		 (*run)(struct cli *, int, char **);
+};
+
+static const char *
+str(const json_t *o, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "-";
+}
+
+/* The recipient of a message: "to" for every channel. */
+static const char *
+recipient(const json_t *doc)
+{
+	return str(json_object_get(doc, "message"), "to");
+}
+
+static int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	static const enum spool_dir states[] = { SPOOL_NEW, SPOOL_CUR,
+	    SPOOL_DEFERRED, SPOOL_FAILED, SPOOL_SENT };
+	char		**names, err[512];
+	json_t		*doc;
+	ssize_t		 n, i;
+	size_t		 s, total = 0;
+	int		 want = -1;
+
+	if (argc == 1 && (want = spool_dir_parse(argv[0])) == -1) {
+		fprintf(stderr, "msgspool: list: unknown state '%s'\n",
+		    argv[0]);
+		return 1;
+	}
+	printf("%-26s %-8s %-7s %-20s %3s %-20s %s\n", "ID", "STATE",
+	    "CHANNEL", "RECIPIENT", "TRY", "NEXT-TRY", "LAST-ERROR");
+	for (s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		if (want != -1 && (int)states[s] != want)
+			continue;
+		if ((n = spool_list(c->spool, states[s], &names)) == -1) {
+			fprintf(stderr, "msgspool: %s/: %s\n",
+			    spool_dirname(states[s]), strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			doc = spool_load(c->spool, states[s], names[i], err,
+			    sizeof(err));
+			if (doc == NULL) {
+				if (errno != ENOENT)
+					printf("%-26.26s %-8s (unreadable: "
+					    "%s)\n", names[i],
+					    spool_dirname(states[s]), err);
+				continue;
+			}
+			printf("%-26s %-8s %-7s %-20s %3lld %-20s %s\n",
+			    str(doc, "id"), spool_dirname(states[s]),
+			    str(doc, "channel"), recipient(doc),
+			    (long long)json_integer_value(json_object_get(doc,
+			    "attempts")), str(doc, "nextAttempt"),
+			    str(doc, "lastError"));
+			json_decref(doc);
+			total++;
+		}
+		spool_names_free(names, (size_t)n);
+	}
+	printf("%zu message%s\n", total, total == 1 ? "" : "s");
+	return 0;
+}
+
+/* Find id; prints the reason and returns -1 when it is not there. */
+static int
+find(struct cli *c, const char *verb, const char *id, enum spool_dir *dir,
+    char *name)
+{
+	if (spool_find(c->spool, id, dir, name) == 0)
+		return 0;
+	fprintf(stderr, "msgspool: %s: no message '%s'\n", verb, id);
+	return -1;
+}
+
+static int
+cmd_show(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	 dir;
+	char		 name[SPOOL_NAME_MAX], err[512], *text;
+	json_t		*doc;
+
+	(void)argc;
+	if (find(c, "show", argv[0], &dir, name) == -1)
+		return 1;
+	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
+	    NULL) {
+		fprintf(stderr, "msgspool: show: %s\n", err);
+		return 1;
+	}
+	json_object_set_new(doc, "state", json_string(spool_dirname(dir)));
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(doc);
+	if (text == NULL)
+		return 1;
+	puts(text);
+	free(text);
+	return 0;
+}
+
+/* Requeue one message of failed/ or deferred/ (name in dir): due now. */
+static int
+requeue(struct cli *c, enum spool_dir dir, const char *name)
+{
+	json_t	*doc;
+	char	 err[512], now[32];
+
+	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
+	    NULL) {
+		/* Unreadable: move it as it is, the daemon will say why. */
+		return spool_move(c->spool, dir, SPOOL_NEW, name);
+	}
+	spool_time_format(time(NULL), now, sizeof(now));
+	json_object_set_new(doc, "nextAttempt", json_string(now));
+	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
+		json_decref(doc);
+		return -1;
+	}
+	json_decref(doc);
+	return 0;
+}
+
+static int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	 dir;
+	char		 name[SPOOL_NAME_MAX], **names;
+	ssize_t		 n, i;
+	int		 rc = 0, a;
+
+	if (argc == 1 && strcmp(argv[0], "--failed") == 0) {
+		if ((n = spool_list(c->spool, SPOOL_FAILED, &names)) == -1) {
+			fprintf(stderr, "msgspool: failed/: %s\n",
+			    strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			if (requeue(c, SPOOL_FAILED, names[i]) == -1) {
+				fprintf(stderr, "msgspool: retry: %s: %s\n",
+				    names[i], strerror(errno));
+				rc = 1;
+			}
+		}
+		printf("%zd message%s requeued\n", n - rc, n - rc == 1 ? "" :
+		    "s");
+		spool_names_free(names, (size_t)n);
+		return rc;
+	}
+	for (a = 0; a < argc; a++) {
+		if (find(c, "retry", argv[a], &dir, name) == -1) {
+			rc = 1;
+			continue;
+		}
+		switch (dir) {
+		case SPOOL_NEW:
+			break;
+		case SPOOL_FAILED:
+		case SPOOL_DEFERRED:
+			if (requeue(c, dir, name) == -1) {
+				fprintf(stderr, "msgspool: retry: %s: %s\n",
+				    argv[a], strerror(errno));
+				rc = 1;
+			}
+			break;
+		default:
+			fprintf(stderr, "msgspool: retry: %s is in %s/, "
+			    "not retried\n", argv[a], spool_dirname(dir));
+			rc = 1;
+			break;
+		}
+	}
+	return rc;
+}
+
+static int
+cmd_delete(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	dir;
+	char		name[SPOOL_NAME_MAX];
+	int		rc = 0, a;
+
+	for (a = 0; a < argc; a++) {
+		if (find(c, "delete", argv[a], &dir, name) == -1) {
+			rc = 1;
+			continue;
+		}
+		if (dir == SPOOL_CUR) {
+			fprintf(stderr, "msgspool: delete: %s is being sent "
+			    "(cur/)\n", argv[a]);
+			rc = 1;
+		} else if (spool_remove(c->spool, dir, name) == -1) {
+			fprintf(stderr, "msgspool: delete: %s: %s\n", argv[a],
+			    strerror(errno));
+			rc = 1;
+		}
+	}
+	return rc;
+}
+
+static char *
+keys_file(struct cli *c)
+{
+	return config_path(c->cfg, NULL, "keys", "keys");
+}
+
+static int
+cmd_key(struct cli *c, int argc, char **argv)
+{
+	char	 key[64], err[512], *path;
+	int	 rc;
+
+	if ((path = keys_file(c)) == NULL)
+		return 1;
+	if (strcmp(argv[0], "add") == 0 && argc == 3)
+		rc = keys_add(path, argv[1], argv[2], key, sizeof(key), err,
+		    sizeof(err));
+	else if (strcmp(argv[0], "disable") == 0 && argc == 2)
+		rc = keys_disable(path, argv[1], err, sizeof(err));
+	else {
+		free(path);
+		fprintf(stderr, "usage: msgspool key add CLIENT SCOPES | "
+		    "key disable CLIENT\n");
+		return 1;
+	}
+	free(path);
+	if (rc == -1) {
+		fprintf(stderr, "msgspool: key %s: %s\n", argv[0], err);
+		return 1;
+	}
+	if (strcmp(argv[0], "add") == 0)
+		printf("%s\n", key);
+	return 0;
+}
+
+static const struct verb verbs[] = {
+	{ "list", 0, 1, 1, "list [STATE]", cmd_list },
+	{ "show", 1, 1, 1, "show ID", cmd_show },
+	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },
+	{ "delete", 1, -1, 1, "delete ID...", cmd_delete },
+	{ "key", 2, 3, 0, "key add CLIENT SCOPES | key disable CLIENT",
+	    cmd_key },
+};
+
+static void
+usage(void)
+{
+	size_t	i;
+
+	fprintf(stderr, "usage: msgspool [-c FILE] COMMAND\n");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(stderr, "       msgspool %s\n", verbs[i].usage);
+}
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	const struct verb	*v = NULL;
+	struct cli		 c;
+	const char		*path;
+	char			 err[512], *root;
+	size_t			 i;
+	int			 ch, rc, nargs;
+
+	path = config_default_path(envp);
+	while ((ch = getopt(argc, argv, "+c:h")) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			usage();
+			return 1;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage();
+		return 1;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, argv[0]) == 0)
+			v = &verbs[i];
+	nargs = argc - 1;
+	if (v == NULL || nargs < v->min || (v->max != -1 && nargs > v->max)) {
+		if (v != NULL)
+			fprintf(stderr, "usage: msgspool %s\n", v->usage);
+		else
+			usage();
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	if ((c.cfg = config_load(path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "msgspool: %s\n", err);
+		return 1;
+	}
+	if (v->needs_spool) {
+		root = config_path(c.cfg, NULL, "spool", "spool");
+		if (root == NULL || (c.spool = spool_open(root, 0, err,
+		    sizeof(err))) == NULL) {
+			fprintf(stderr, "msgspool: spool: %s\n",
+			    root ? err : "out of memory");
+			free(root);
+			config_free(c.cfg);
+			return 1;
+		}
+		free(root);
+	}
+	rc = v->run(&c, nargs, argv + 1);
+	spool_free(c.spool);
+	config_free(c.cfg);
+	return rc;
+}

@@ -1,0 +1,53 @@
+#!/bin/sh
+# run-local.sh: `make run`.  A local instance in .run/ (config, keys with
+# a fresh demo key, the sample templates) over the spool in spool/, served
+# by lighttpd on 127.0.0.1:$PORT, with msgspoold in the foreground using
+# the file provider.  Ctrl-C stops both.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+PORT=${PORT:-8080}
+run="$top/.run"
+mkdir -p "$run/empty" "$top/spool"
+for d in tmp new deferred cur sent failed outbox; do mkdir -p "$top/spool/$d"; done
+
+cat >"$run/msgspool.conf" <<CONF
+# Written by make run; every channel uses the default file provider,
+# which writes what it would send into spool/outbox/.
+spool = $top/spool
+keys = $run/keys
+templates = $top/templates
+CONF
+
+# A fresh demo key for the client "demo", which owns the sample templates.
+key=$(head -c 33 /dev/urandom | base64 | tr '+/' '-_')
+hash=$(printf %s "$key" | sha256sum | cut -d' ' -f1)
+printf '# make run: the demo client, every scope\ndemo:%s:*\n' "$hash" >"$run/keys"
+printf '%s\n' "$key" >"$run/demo-key"
+chmod 600 "$run/demo-key"
+
+export MSGSPOOL_CGI_DIR="$top/cgi-bin" MSGSPOOL_CONFIG="$run/msgspool.conf" \
+    MSGSPOOL_PORT="$PORT" MSGSPOOL_RUNDIR="$run"
+lighttpd -tt -f "$top/conf/lighttpd.conf" >/dev/null
+lighttpd -D -f "$top/conf/lighttpd.conf" &
+lpid=$!
+dpid=
+cleanup() {
+	trap - INT TERM EXIT
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	kill "$lpid" 2>/dev/null
+	wait 2>/dev/null
+	echo "msgspool stopped"
+}
+trap cleanup INT TERM EXIT
+
+cat <<MSG
+msgspool is listening on http://127.0.0.1:$PORT/
+  demo API key: $key   (also in .run/demo-key)
+  try:  curl -s -H "X-API-KEY: \$(cat .run/demo-key)" -H 'Content-Type: application/json' \\
+          -d '{"recipient":"+4915112345678","messageBody":"Hello"}' http://127.0.0.1:$PORT/sms/v1/deliver
+  spool: $top/spool (outbox/ holds what was "sent")
+Ctrl-C stops lighttpd and msgspoold.
+MSG
+"$top/spooler/msgspoold" -c "$run/msgspool.conf" &
+dpid=$!
+wait "$dpid" || true

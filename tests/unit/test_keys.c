@@ -1,0 +1,614 @@
+/*
+ * test_keys.c: unit tests for lib/keys.c (CONTRACT section 3).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "keys.h"
+
+struct fixture {
+	char	dir[64];
+	char	keys[128];
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*f;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-keys-XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->keys, sizeof(f->keys), "%s/keys", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE	*fp;
+
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_true(fputs(text, fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static char *
+read_text(const char *path)
+{
+	FILE	*fp;
+	char	*buf;
+	size_t	 n;
+
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	buf = calloc(1, 65536);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* "client:HASH(key):scopes" plus suffix (":disabled" or ""). */
+static void
+key_line(char *out, size_t len, const char *client, const char *key,
+    const char *scopes, const char *suffix)
+{
+	char	hex[KEY_HASH_HEX + 1];
+
+	keys_hash_hex(key, strlen(key), hex);
+	snprintf(out, len, "%s:%s:%s%s\n", client, hex, scopes, suffix);
+}
+
+static enum keys_result
+lookup(const char *path, const char *key, struct client *c)
+{
+	memset(c, 0x5a, sizeof(*c));
+	return keys_lookup(path, key, strlen(key), c);
+}
+
+static void
+test_hash_known_vectors(void **state)
+{
+	char	hex[KEY_HASH_HEX + 1];
+
+	(void)state;
+	keys_hash_hex("abc", 3, hex);
+	assert_string_equal(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	keys_hash_hex("", 0, hex);
+	assert_string_equal(hex,
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	/* Only len bytes count. */
+	keys_hash_hex("abcdef", 3, hex);
+	assert_string_equal(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(strlen(hex), KEY_HASH_HEX);
+}
+
+/* A keys file with good, disabled, commented and malformed lines. */
+static void
+write_sample(const struct fixture *f)
+{
+	char	text[4096], line[256], h[KEY_HASH_HEX + 1];
+
+	text[0] = '\0';
+	strcat(text, "# msgspool keys\n\n   # indented comment\n");
+	key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
+	strcat(text, line);
+	strcat(text, "this line is garbage\n");
+	/* Malformed lines whose hash would match: must be skipped. */
+	key_line(line, sizeof(line), ".hidden", "key-badid", "sms", "");
+	strcat(text, line);
+	key_line(line, sizeof(line), "bad id", "key-space", "sms", "");
+	strcat(text, line);
+	keys_hash_hex("key-noscope", strlen("key-noscope"), h);
+	snprintf(line, sizeof(line), "noscope:%s\n", h);
+	strcat(text, line);
+	strcat(text, "shorthash:abcdef:sms\n");
+	/* A commented-out key does not count. */
+	key_line(line, sizeof(line), "# ghost", "key-ghost", "sms", "");
+	strcat(text, line);
+	key_line(line, sizeof(line), "old", "key-old", "email", ":disabled");
+	strcat(text, line);
+	key_line(line, sizeof(line), "all", "key-all", "*", "");
+	strcat(text, line);
+	key_line(line, sizeof(line), "voicy", "key-voice", "email,voice", "");
+	strcat(text, line);
+	write_text(f->keys, text);
+}
+
+static void
+test_lookup_ok(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_sample(f);
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
+	assert_string_equal(c.id, "acme");
+	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
+	assert_int_equal(c.disabled, 0);
+
+	assert_int_equal(lookup(f->keys, "key-all", &c), KEYS_OK);
+	assert_string_equal(c.id, "all");
+	assert_int_equal(c.scopes, SCOPE_ALL);
+
+	/* After the malformed lines, parsing goes on. */
+	assert_int_equal(lookup(f->keys, "key-voice", &c), KEYS_OK);
+	assert_string_equal(c.id, "voicy");
+	assert_int_equal(c.scopes, SCOPE_EMAIL | SCOPE_VOICE);
+}
+
+static void
+test_lookup_uses_len(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_sample(f);
+	/* Only the first len bytes are the key. */
+	assert_int_equal(keys_lookup(f->keys, "key-acmeXYZ", 8, &c), KEYS_OK);
+	assert_string_equal(c.id, "acme");
+	assert_int_equal(keys_lookup(f->keys, "key-acme", 7, &c),
+	    KEYS_UNKNOWN);
+}
+
+static void
+test_lookup_unknown(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_sample(f);
+	assert_int_equal(lookup(f->keys, "no-such-key", &c), KEYS_UNKNOWN);
+	assert_int_equal(lookup(f->keys, "KEY-ACME", &c), KEYS_UNKNOWN);
+	/* The hash itself is not the key. */
+	{
+		char	hex[KEY_HASH_HEX + 1];
+
+		keys_hash_hex("key-acme", 8, hex);
+		assert_int_equal(lookup(f->keys, hex, &c), KEYS_UNKNOWN);
+	}
+}
+
+static void
+test_lookup_disabled(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_sample(f);
+	assert_int_equal(lookup(f->keys, "key-old", &c), KEYS_DISABLED);
+	assert_string_equal(c.id, "old");
+	assert_int_equal(c.scopes, SCOPE_EMAIL);
+	assert_true(c.disabled);
+}
+
+static void
+test_lookup_empty_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[256];
+
+	/* Even with a line for the empty key, "" is unknown. */
+	key_line(text, sizeof(text), "empty", "", "sms", "");
+	write_text(f->keys, text);
+	assert_int_equal(keys_lookup(f->keys, "", 0, &c), KEYS_UNKNOWN);
+	assert_int_equal(keys_lookup(f->keys, "abc", 0, &c), KEYS_UNKNOWN);
+}
+
+static void
+test_lookup_malformed_skipped(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_sample(f);
+	assert_int_equal(lookup(f->keys, "key-badid", &c), KEYS_UNKNOWN);
+	assert_int_equal(lookup(f->keys, "key-space", &c), KEYS_UNKNOWN);
+	assert_int_equal(lookup(f->keys, "key-noscope", &c), KEYS_UNKNOWN);
+	assert_int_equal(lookup(f->keys, "key-ghost", &c), KEYS_UNKNOWN);
+}
+
+static void
+test_lookup_missing_file(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_ERROR);
+}
+
+static void
+test_lookup_empty_file(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	write_text(f->keys, "");
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_UNKNOWN);
+}
+
+static void
+test_lookup_no_trailing_newline(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[256];
+
+	key_line(text, sizeof(text), "acme", "key-acme", "sms", "");
+	text[strlen(text) - 1] = '\0';
+	write_text(f->keys, text);
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
+	assert_string_equal(c.id, "acme");
+	assert_int_equal(c.scopes, SCOPE_SMS);
+}
+
+static void
+test_scopes_parse(void **state)
+{
+	unsigned	s;
+
+	(void)state;
+	s = 0;
+	assert_int_equal(keys_scopes_parse("sms", &s), 0);
+	assert_int_equal(s, SCOPE_SMS);
+	assert_int_equal(keys_scopes_parse("sms,ott", &s), 0);
+	assert_int_equal(s, SCOPE_SMS | SCOPE_OTT);
+	assert_int_equal(keys_scopes_parse("email,voice", &s), 0);
+	assert_int_equal(s, SCOPE_EMAIL | SCOPE_VOICE);
+	assert_int_equal(keys_scopes_parse("sms,ott,email,voice", &s), 0);
+	assert_int_equal(s, SCOPE_ALL);
+	assert_int_equal(keys_scopes_parse("*", &s), 0);
+	assert_int_equal(s, SCOPE_ALL);
+	assert_int_equal(keys_scopes_parse("bogus", &s), -1);
+	assert_int_equal(keys_scopes_parse("sms,bogus", &s), -1);
+	assert_int_equal(keys_scopes_parse("smsx", &s), -1);
+	assert_int_equal(keys_scopes_parse("sm", &s), -1);
+}
+
+static void
+test_client_valid(void **state)
+{
+	char	id[80];
+
+	(void)state;
+	assert_true(keys_client_valid("acme"));
+	assert_true(keys_client_valid("a.b-c_1"));
+	assert_true(keys_client_valid("A"));
+	memset(id, 'x', 64);
+	id[64] = '\0';
+	assert_true(keys_client_valid(id));
+	memset(id, 'x', 65);
+	id[65] = '\0';
+	assert_false(keys_client_valid(id));
+	assert_false(keys_client_valid(""));
+	assert_false(keys_client_valid(".acme"));
+	assert_false(keys_client_valid(".."));
+	assert_false(keys_client_valid("a:b"));
+	assert_false(keys_client_valid("a b"));
+	assert_false(keys_client_valid("a/b"));
+	assert_false(keys_client_valid("a\nb"));
+	assert_false(keys_client_valid("caf\xc3\xa9"));
+}
+
+static int
+url_safe(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* Every non-comment, non-blank line is CLIENT:64 hex:SCOPES[:disabled]. */
+static void
+assert_well_formed(const char *path)
+{
+	char	*text, *line, *save = NULL, *p, *f[6];
+	size_t	 n, i;
+	unsigned s;
+
+	text = read_text(path);
+	assert_true(text[0] == '\0' || text[strlen(text) - 1] == '\n');
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		p = line + strspn(line, " \t");
+		if (*p == '#' || *p == '\0')
+			continue;
+		n = 0;
+		f[n++] = line;
+		for (p = line; *p != '\0' && n < 6; p++)
+			if (*p == ':') {
+				*p = '\0';
+				f[n++] = p + 1;
+			}
+		if (n != 3 && n != 4)
+			fail_msg("line with %zu fields", n);
+		assert_true(keys_client_valid(f[0]));
+		assert_int_equal(strlen(f[1]), KEY_HASH_HEX);
+		for (i = 0; i < KEY_HASH_HEX; i++)
+			assert_non_null(strchr("0123456789abcdef", f[1][i]));
+		assert_int_equal(keys_scopes_parse(f[2], &s), 0);
+		if (n == 4)
+			assert_string_equal(f[3], "disabled");
+	}
+	free(text);
+}
+
+static void
+test_add_then_lookup(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 key[128], err[256] = "", line[256], *text;
+
+	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	text = malloc(512);
+	assert_non_null(text);
+	snprintf(text, 512, "# keep this comment\n%s", line);
+	write_text(f->keys, text);
+	free(text);
+
+	memset(key, 0, sizeof(key));
+	if (keys_add(f->keys, "newco", "sms,ott", key, sizeof(key), err,
+	    sizeof(err)) != 0)
+		fail_msg("keys_add: %s", err);
+	assert_int_equal(strlen(key), 43);
+	assert_true(url_safe(key));
+
+	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
+	assert_string_equal(c.id, "newco");
+	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
+	assert_int_equal(c.disabled, 0);
+
+	/* What was there stays. */
+	assert_int_equal(lookup(f->keys, "key-other", &c), KEYS_OK);
+	assert_string_equal(c.id, "other");
+	text = read_text(f->keys);
+	assert_non_null(strstr(text, "# keep this comment\n"));
+	/* The key itself is never stored. */
+	assert_null(strstr(text, key));
+	free(text);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_add_star_scope(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 key[128], err[256] = "";
+
+	write_text(f->keys, "");
+	assert_int_equal(keys_add(f->keys, "root", "*", key, sizeof(key),
+	    err, sizeof(err)), 0);
+	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
+	assert_int_equal(c.scopes, SCOPE_ALL);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_add_refuses_enabled_duplicate(void **state)
+{
+	struct fixture	*f = *state;
+	char		 key[128], key2[128], err[256] = "", *before, *after;
+
+	write_text(f->keys, "# keys\n");
+	assert_int_equal(keys_add(f->keys, "newco", "sms", key, sizeof(key),
+	    err, sizeof(err)), 0);
+	before = read_text(f->keys);
+	err[0] = '\0';
+	assert_int_equal(keys_add(f->keys, "newco", "email", key2,
+	    sizeof(key2), err, sizeof(err)), -1);
+	assert_true(err[0] != '\0');
+	after = read_text(f->keys);
+	/* Refused: the file is untouched. */
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_add_two_clients_distinct_keys(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 k1[128], k2[128], err[256] = "";
+
+	write_text(f->keys, "");
+	assert_int_equal(keys_add(f->keys, "one", "sms", k1, sizeof(k1), err,
+	    sizeof(err)), 0);
+	assert_int_equal(keys_add(f->keys, "two", "email", k2, sizeof(k2), err,
+	    sizeof(err)), 0);
+	assert_string_not_equal(k1, k2);
+	assert_int_equal(lookup(f->keys, k1, &c), KEYS_OK);
+	assert_string_equal(c.id, "one");
+	assert_int_equal(c.scopes, SCOPE_SMS);
+	assert_int_equal(lookup(f->keys, k2, &c), KEYS_OK);
+	assert_string_equal(c.id, "two");
+	assert_int_equal(c.scopes, SCOPE_EMAIL);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_add_bad_arguments(void **state)
+{
+	struct fixture	*f = *state;
+	char		 key[128], err[256], *before, *after;
+
+	write_text(f->keys, "# keys\n");
+	before = read_text(f->keys);
+	err[0] = '\0';
+	assert_int_equal(keys_add(f->keys, "bad id", "sms", key, sizeof(key),
+	    err, sizeof(err)), -1);
+	assert_true(err[0] != '\0');
+	err[0] = '\0';
+	assert_int_equal(keys_add(f->keys, "a:b", "sms", key, sizeof(key),
+	    err, sizeof(err)), -1);
+	assert_true(err[0] != '\0');
+	err[0] = '\0';
+	assert_int_equal(keys_add(f->keys, "good", "bogus", key, sizeof(key),
+	    err, sizeof(err)), -1);
+	assert_true(err[0] != '\0');
+	after = read_text(f->keys);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
+static void
+test_disable(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 key[128], err[256] = "", line[256];
+
+	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	write_text(f->keys, line);
+	assert_int_equal(keys_add(f->keys, "newco", "sms,email", key,
+	    sizeof(key), err, sizeof(err)), 0);
+	if (keys_disable(f->keys, "newco", err, sizeof(err)) != 0)
+		fail_msg("keys_disable: %s", err);
+	assert_int_equal(lookup(f->keys, key, &c), KEYS_DISABLED);
+	assert_string_equal(c.id, "newco");
+	assert_true(c.disabled);
+	/* Others untouched. */
+	assert_int_equal(lookup(f->keys, "key-other", &c), KEYS_OK);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_disable_every_line_of_client(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[1024], line[256], err[256] = "";
+
+	text[0] = '\0';
+	key_line(line, sizeof(line), "multi", "key-m1", "sms", "");
+	strcat(text, line);
+	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	strcat(text, line);
+	key_line(line, sizeof(line), "multi", "key-m2", "email", "");
+	strcat(text, line);
+	write_text(f->keys, text);
+	assert_int_equal(keys_disable(f->keys, "multi", err, sizeof(err)), 0);
+	assert_int_equal(lookup(f->keys, "key-m1", &c), KEYS_DISABLED);
+	assert_int_equal(lookup(f->keys, "key-m2", &c), KEYS_DISABLED);
+	assert_int_equal(lookup(f->keys, "key-other", &c), KEYS_OK);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_disable_unknown_client(void **state)
+{
+	struct fixture	*f = *state;
+	char		 line[256], err[256] = "", *before, *after;
+
+	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	write_text(f->keys, line);
+	before = read_text(f->keys);
+	assert_int_equal(keys_disable(f->keys, "nobody", err, sizeof(err)),
+	    -1);
+	assert_true(err[0] != '\0');
+	after = read_text(f->keys);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
+static void
+test_add_after_disable(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 k1[128], k2[128], err[256] = "";
+
+	write_text(f->keys, "");
+	assert_int_equal(keys_add(f->keys, "newco", "sms", k1, sizeof(k1),
+	    err, sizeof(err)), 0);
+	assert_int_equal(keys_disable(f->keys, "newco", err, sizeof(err)), 0);
+	/* No enabled key any more: a new one may be made. */
+	if (keys_add(f->keys, "newco", "ott", k2, sizeof(k2), err,
+	    sizeof(err)) != 0)
+		fail_msg("keys_add after disable: %s", err);
+	assert_int_equal(lookup(f->keys, k1, &c), KEYS_DISABLED);
+	assert_int_equal(lookup(f->keys, k2, &c), KEYS_OK);
+	assert_int_equal(c.scopes, SCOPE_OTT);
+	assert_well_formed(f->keys);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_known_vectors),
+		T(test_lookup_ok),
+		T(test_lookup_uses_len),
+		T(test_lookup_unknown),
+		T(test_lookup_disabled),
+		T(test_lookup_empty_key),
+		T(test_lookup_malformed_skipped),
+		T(test_lookup_missing_file),
+		T(test_lookup_empty_file),
+		T(test_lookup_no_trailing_newline),
+		cmocka_unit_test(test_scopes_parse),
+		cmocka_unit_test(test_client_valid),
+		T(test_add_then_lookup),
+		T(test_add_star_scope),
+		T(test_add_refuses_enabled_duplicate),
+		T(test_add_two_clients_distinct_keys),
+		T(test_add_bad_arguments),
+		T(test_disable),
+		T(test_disable_every_line_of_client),
+		T(test_disable_unknown_client),
+		T(test_add_after_disable),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,859 @@
+/*
+ * test_spool.c: unit tests for lib/spool.c (CONTRACT section 8).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "msgspool.h"
+#include "spool.h"
+
+#define CROCKFORD	"0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+#define NIDS		10000
+
+static const char *const state_names[SPOOL__MAX] = {
+	"tmp", "new", "deferred", "cur", "sent", "failed"
+};
+
+struct fixture {
+	char		 dir[64];	/* the temporary directory */
+	char		 root[128];	/* dir/spool */
+	struct spool	*sp;		/* open on root, created */
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+setup_dir(void **state)
+{
+	struct fixture	*f;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-spool-XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->root, sizeof(f->root), "%s/spool", f->dir);
+	if (mkdir(f->root, 0700) == -1) {
+		rmdir(f->dir);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+/* A temporary directory with a created spool open on it. */
+static int
+setup_spool(void **state)
+{
+	struct fixture	*f;
+	char		 err[256];
+
+	if (setup_dir(state) == -1)
+		return -1;
+	f = *state;
+	f->sp = spool_open(f->root, 1, err, sizeof(err));
+	if (f->sp == NULL) {
+		print_error("spool_open: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	spool_free(f->sp);
+	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void
+state_path(const struct fixture *f, enum spool_dir d, const char *name,
+    char *buf, size_t len)
+{
+	if (name == NULL)
+		snprintf(buf, len, "%s/%s", f->root, state_names[d]);
+	else
+		snprintf(buf, len, "%s/%s/%s", f->root, state_names[d], name);
+}
+
+/* Entries of root/state, not counting "." and "..". */
+static size_t
+count_entries(const struct fixture *f, enum spool_dir d)
+{
+	char		 path[512];
+	DIR		*dp;
+	struct dirent	*de;
+	size_t		 n = 0;
+
+	state_path(f, d, NULL, path, sizeof(path));
+	dp = opendir(path);
+	assert_non_null(dp);
+	while ((de = readdir(dp)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(dp);
+	return n;
+}
+
+static int
+exists(const struct fixture *f, enum spool_dir d, const char *name)
+{
+	char		path[512];
+	struct stat	st;
+
+	state_path(f, d, name, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
+static json_t *
+load_path(const char *path)
+{
+	json_error_t	 e;
+	json_t		*v;
+
+	v = json_load_file(path, 0, &e);
+	if (v == NULL)
+		fail_msg("%s is not JSON: %s", path, e.text);
+	return v;
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE	*fp;
+
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_true(fputs(text, fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* A fresh document with a new id (copied to id). */
+static json_t *
+new_doc(char *id, const char *body, time_t notbefore)
+{
+	json_t	*doc;
+
+	assert_int_equal(spool_id_new(id), 0);
+	doc = spool_doc_new(id, "sms", "acme", notbefore,
+	    json_pack("{s:s,s:s}", "to", "+4915112345678", "body", body));
+	assert_non_null(doc);
+	return doc;
+}
+
+static void
+test_open_without_create(void **state)
+{
+	struct fixture	*f = *state;
+	struct spool	*sp;
+	char		 err[256] = "";
+
+	sp = spool_open(f->root, 0, err, sizeof(err));
+	assert_null(sp);
+	assert_true(err[0] != '\0');
+}
+
+static void
+test_open_with_create(void **state)
+{
+	struct fixture	*f = *state;
+	struct spool	*sp;
+	struct stat	 st;
+	char		 err[256] = "", path[512];
+	int		 i;
+
+	sp = spool_open(f->root, 1, err, sizeof(err));
+	if (sp == NULL)
+		fail_msg("spool_open(create): %s", err);
+	assert_string_equal(spool_root(sp), f->root);
+	for (i = 0; i < SPOOL__MAX; i++) {
+		state_path(f, (enum spool_dir)i, NULL, path, sizeof(path));
+		assert_int_equal(stat(path, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+		assert_int_equal(st.st_mode & 07777, 0700);
+	}
+	spool_free(sp);
+
+	/* Now complete: opens without create too. */
+	sp = spool_open(f->root, 0, err, sizeof(err));
+	if (sp == NULL)
+		fail_msg("spool_open(no create): %s", err);
+	spool_free(sp);
+}
+
+static void
+test_open_one_missing(void **state)
+{
+	struct fixture	*f = *state;
+	struct spool	*sp;
+	char		 err[256] = "", path[512];
+
+	sp = spool_open(f->root, 1, err, sizeof(err));
+	assert_non_null(sp);
+	spool_free(sp);
+	state_path(f, SPOOL_FAILED, NULL, path, sizeof(path));
+	assert_int_equal(rmdir(path), 0);
+	err[0] = '\0';
+	assert_null(spool_open(f->root, 0, err, sizeof(err)));
+	assert_true(err[0] != '\0');
+	/* create puts it back. */
+	sp = spool_open(f->root, 1, err, sizeof(err));
+	assert_non_null(sp);
+	assert_true(exists(f, SPOOL_FAILED, NULL));
+	spool_free(sp);
+}
+
+static void
+test_free_null(void **state)
+{
+	(void)state;
+	spool_free(NULL);
+	spool_names_free(NULL, 0);
+	assert_true(1);	/* reached: both accept NULL */
+}
+
+static void
+test_id_format(void **state)
+{
+	char	id[SPOOL_ID_LEN + 1];
+	size_t	i;
+	int	k;
+
+	(void)state;
+	for (k = 0; k < 100; k++) {
+		memset(id, 'x', sizeof(id));
+		assert_int_equal(spool_id_new(id), 0);
+		assert_int_equal(strlen(id), SPOOL_ID_LEN);
+		for (i = 0; i < SPOOL_ID_LEN; i++)
+			assert_non_null(strchr(CROCKFORD, id[i]));
+		assert_true(spool_id_valid(id));
+	}
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+test_id_unique(void **state)
+{
+	char	**ids;
+	size_t	  i;
+
+	(void)state;
+	ids = calloc(NIDS, sizeof(*ids));
+	assert_non_null(ids);
+	for (i = 0; i < NIDS; i++) {
+		ids[i] = malloc(SPOOL_ID_LEN + 1);
+		assert_non_null(ids[i]);
+		assert_int_equal(spool_id_new(ids[i]), 0);
+	}
+	qsort(ids, NIDS, sizeof(*ids), cmp_str);
+	for (i = 1; i < NIDS; i++)
+		if (strcmp(ids[i - 1], ids[i]) == 0)
+			fail_msg("duplicate id %s", ids[i]);
+	for (i = 0; i < NIDS; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+static void
+test_id_sorted_by_creation(void **state)
+{
+	char		 a[100][SPOOL_ID_LEN + 1], b[100][SPOOL_ID_LEN + 1];
+	const char	*amax, *bmin;
+	struct timespec	 ts = { 0, 2 * 1000 * 1000 };
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < 100; i++)
+		assert_int_equal(spool_id_new(a[i]), 0);
+	nanosleep(&ts, NULL);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(spool_id_new(b[i]), 0);
+	amax = a[0];
+	bmin = b[0];
+	for (i = 1; i < 100; i++) {
+		if (strcmp(a[i], amax) > 0)
+			amax = a[i];
+		if (strcmp(b[i], bmin) < 0)
+			bmin = b[i];
+	}
+	if (strcmp(amax, bmin) >= 0)
+		fail_msg("id %s made later sorts before %s", bmin, amax);
+	assert_true(spool_id_time(bmin) >= spool_id_time(amax));
+}
+
+/* qsort on an array of char arrays. */
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void
+test_id_valid(void **state)
+{
+	(void)state;
+	assert_true(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
+	assert_true(spool_id_valid("00000000000000000000000000"));
+	assert_true(spool_id_valid("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"));
+	assert_false(spool_id_valid(""));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAVX"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA-"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAU"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA/"));
+	assert_false(spool_id_valid("../../../../etc/passwd1234"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV.json"));
+}
+
+static void
+test_id_time(void **state)
+{
+	char		id[SPOOL_ID_LEN + 1];
+	long long	before, after, t;
+	struct timespec	ts;
+
+	(void)state;
+	assert_int_equal(spool_id_time("00000000000000000000000000"), 0);
+	assert_int_equal(spool_id_time("01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+	    1469922850259LL);
+	assert_int_equal(spool_id_time("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"),
+	    281474976710655LL);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	assert_int_equal(spool_id_new(id), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	after = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	t = spool_id_time(id);
+	/* Milliseconds, close to now (generous: no timing assertion). */
+	assert_true(t >= before - 60000 && t <= after + 60000);
+}
+
+static time_t
+parse_utc(const char *s)
+{
+	struct tm	 tm;
+	const char	*end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (end == NULL || *end != '\0')
+		fail_msg("not RFC 3339 UTC: %s", s);
+	return timegm(&tm);
+}
+
+static void
+test_doc_new_fields(void **state)
+{
+	char		 id[SPOOL_ID_LEN + 1];
+	json_t		*doc, *msg, *copy, *v;
+	time_t		 now, t;
+
+	(void)state;
+	assert_int_equal(spool_id_new(id), 0);
+	msg = json_pack("{s:s,s:s}", "to", "+4915112345678", "body", "hi");
+	copy = json_deep_copy(msg);
+	now = time(NULL);
+	doc = spool_doc_new(id, "sms", "acme", 0, msg);
+	assert_non_null(doc);
+
+	assert_true(json_is_integer(json_object_get(doc, "version")));
+	assert_int_equal(json_integer_value(json_object_get(doc, "version")),
+	    SPOOL_VERSION);
+	assert_int_equal(SPOOL_VERSION, 1);
+	assert_string_equal(json_string_value(json_object_get(doc, "id")), id);
+	assert_string_equal(json_string_value(json_object_get(doc, "channel")),
+	    "sms");
+	assert_string_equal(json_string_value(json_object_get(doc, "client")),
+	    "acme");
+	v = json_object_get(doc, "created");
+	assert_true(json_is_string(v));
+	t = parse_utc(json_string_value(v));
+	assert_true(t >= now - 60 && t <= now + 60);
+	assert_true(json_is_integer(json_object_get(doc, "attempts")));
+	assert_int_equal(json_integer_value(json_object_get(doc, "attempts")),
+	    0);
+	/* notbefore 0: due now. */
+	v = json_object_get(doc, "nextAttempt");
+	assert_non_null(v);
+	if (json_is_string(v))
+		t = parse_utc(json_string_value(v));
+	else if (json_is_integer(v))
+		t = (time_t)json_integer_value(v);
+	else
+		fail_msg("nextAttempt is neither a time string nor a number");
+	assert_true(t >= now - 60 && t <= now + 60);
+	v = json_object_get(doc, "lastError");
+	assert_non_null(v);
+	assert_true(json_is_null(v));
+	v = json_object_get(doc, "providerReply");
+	assert_non_null(v);
+	assert_true(json_is_null(v));
+	assert_true(json_equal(json_object_get(doc, "message"), copy));
+	json_decref(copy);
+	json_decref(doc);
+}
+
+static void
+test_doc_new_notbefore(void **state)
+{
+	char		 id[SPOOL_ID_LEN + 1];
+	json_t		*doc, *v;
+
+	(void)state;
+	assert_int_equal(spool_id_new(id), 0);
+	doc = spool_doc_new(id, "voice", "acme", (time_t)2000000000,
+	    json_object());
+	assert_non_null(doc);
+	v = json_object_get(doc, "nextAttempt");
+	if (json_is_string(v))
+		assert_string_equal(json_string_value(v),
+		    "2033-05-18T03:33:20Z");
+	else if (json_is_integer(v))
+		assert_int_equal(json_integer_value(v), 2000000000);
+	else
+		fail_msg("nextAttempt is neither a time string nor a number");
+	json_decref(doc);
+}
+
+/* Enqueue into dest; check the file, its mode, its contents, tmp/. */
+static void
+check_enqueue(struct fixture *f, enum spool_dir dest)
+{
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
+	json_t		*doc, *onfile;
+	struct stat	 st;
+	enum spool_dir	 other;
+
+	other = dest == SPOOL_NEW ? SPOOL_DEFERRED : SPOOL_NEW;
+	doc = new_doc(id, "hello", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, dest), MSG_OK);
+
+	assert_int_equal(count_entries(f, dest), 1);
+	assert_int_equal(count_entries(f, other), 0);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_true(exists(f, dest, name));
+	state_path(f, dest, name, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	onfile = load_path(path);
+	assert_true(json_equal(onfile, doc));
+	json_decref(onfile);
+	json_decref(doc);
+}
+
+static void
+test_enqueue_new(void **state)
+{
+	check_enqueue(*state, SPOOL_NEW);
+}
+
+static void
+test_enqueue_deferred(void **state)
+{
+	check_enqueue(*state, SPOOL_DEFERRED);
+}
+
+static void
+test_enqueue_many(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1];
+	json_t		*doc;
+	int		 i;
+
+	for (i = 0; i < 20; i++) {
+		doc = new_doc(id, "x", 0);
+		assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
+		json_decref(doc);
+	}
+	assert_int_equal(count_entries(f, SPOOL_NEW), 20);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+}
+
+static void
+test_list_sorted(void **state)
+{
+	struct fixture	*f = *state;
+	char		 ids[5][SPOOL_ID_LEN + 1], want[5][160], path[512];
+	json_t		*docs[5];
+	char		**names = NULL;
+	ssize_t		 n;
+	int		 i;
+
+	for (i = 0; i < 5; i++)
+		docs[i] = new_doc(ids[i], "x", 0);
+	/* Enqueue in reverse; the listing is sorted anyway. */
+	for (i = 4; i >= 0; i--) {
+		assert_int_equal(spool_enqueue(f->sp, docs[i], SPOOL_NEW),
+		    MSG_OK);
+		json_decref(docs[i]);
+	}
+	for (i = 0; i < 5; i++)
+		snprintf(want[i], sizeof(want[i]), "%s.json", ids[i]);
+	qsort(want, 5, sizeof(want[0]), cmp_name);
+	/* Names that do not start with an id are left out. */
+	state_path(f, SPOOL_NEW, "README", path, sizeof(path));
+	write_text(path, "not a message\n");
+	state_path(f, SPOOL_NEW, ".hidden", path, sizeof(path));
+	write_text(path, "{}\n");
+
+	n = spool_list(f->sp, SPOOL_NEW, &names);
+	assert_int_equal(n, 5);
+	for (i = 0; i < 5; i++)
+		assert_string_equal(names[i], want[i]);
+	spool_names_free(names, (size_t)n);
+}
+
+static void
+test_list_empty(void **state)
+{
+	struct fixture	*f = *state;
+	char		**names = NULL;
+	ssize_t		 n;
+
+	n = spool_list(f->sp, SPOOL_FAILED, &names);
+	assert_int_equal(n, 0);
+	spool_names_free(names, 0);
+}
+
+static void
+test_load(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256] = "";
+	json_t		*doc, *got;
+
+	doc = new_doc(id, "load me", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_DEFERRED), MSG_OK);
+	snprintf(name, sizeof(name), "%s.json", id);
+	got = spool_load(f->sp, SPOOL_DEFERRED, name, err, sizeof(err));
+	if (got == NULL)
+		fail_msg("spool_load: %s", err);
+	assert_true(json_equal(got, doc));
+	json_decref(got);
+	json_decref(doc);
+}
+
+static void
+test_load_missing(void **state)
+{
+	struct fixture	*f = *state;
+	char		 err[256] = "";
+
+	errno = 0;
+	assert_null(spool_load(f->sp, SPOOL_NEW,
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAV.json", err, sizeof(err)));
+	assert_int_equal(errno, ENOENT);
+	assert_true(err[0] != '\0');
+}
+
+static void
+test_load_wrong_version(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512], text[512];
+	char		 err[256] = "";
+
+	assert_int_equal(spool_id_new(id), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	snprintf(text, sizeof(text), "{\"version\": 99, \"id\": \"%s\", "
+	    "\"channel\": \"sms\", \"client\": \"acme\", "
+	    "\"created\": \"2026-01-01T00:00:00Z\", \"attempts\": 0, "
+	    "\"nextAttempt\": \"2026-01-01T00:00:00Z\", \"lastError\": null, "
+	    "\"providerReply\": null, \"message\": {}}\n", id);
+	state_path(f, SPOOL_NEW, name, path, sizeof(path));
+	write_text(path, text);
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	assert_true(err[0] != '\0');
+}
+
+static void
+test_load_not_json(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
+	char		 err[256] = "";
+
+	assert_int_equal(spool_id_new(id), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	state_path(f, SPOOL_NEW, name, path, sizeof(path));
+	write_text(path, "{ this is not json");
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	assert_true(err[0] != '\0');
+}
+
+static void
+test_move(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64];
+	json_t		*doc;
+
+	doc = new_doc(id, "x", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
+	json_decref(doc);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_CUR, name), 0);
+	assert_false(exists(f, SPOOL_NEW, name));
+	assert_true(exists(f, SPOOL_CUR, name));
+	/* A second claim of the same file fails: it is gone. */
+	errno = 0;
+	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_CUR, name), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_true(exists(f, SPOOL_CUR, name));
+}
+
+static void
+test_store_replaces_and_unlinks(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
+	json_t		*doc, *onfile;
+	struct stat	 st;
+
+	doc = new_doc(id, "x", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_CUR, name), 0);
+
+	json_object_set_new(doc, "attempts", json_integer(1));
+	json_object_set_new(doc, "providerReply",
+	    json_pack("{s:i}", "status", 201));
+	assert_int_equal(spool_store(f->sp, SPOOL_SENT, name, doc, SPOOL_CUR),
+	    MSG_OK);
+	assert_false(exists(f, SPOOL_CUR, name));
+	assert_true(exists(f, SPOOL_SENT, name));
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+	state_path(f, SPOOL_SENT, name, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	onfile = load_path(path);
+	assert_true(json_equal(onfile, doc));
+	json_decref(onfile);
+	json_decref(doc);
+}
+
+static void
+test_store_in_place(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
+	json_t		*doc, *onfile;
+
+	doc = new_doc(id, "x", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_DEFERRED), MSG_OK);
+	snprintf(name, sizeof(name), "%s.json", id);
+	json_object_set_new(doc, "attempts", json_integer(3));
+	json_object_set_new(doc, "lastError", json_string("HTTP 503"));
+	assert_int_equal(spool_store(f->sp, SPOOL_DEFERRED, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	assert_int_equal(count_entries(f, SPOOL_DEFERRED), 1);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+	state_path(f, SPOOL_DEFERRED, name, path, sizeof(path));
+	onfile = load_path(path);
+	assert_int_equal(json_integer_value(json_object_get(onfile,
+	    "attempts")), 3);
+	assert_string_equal(json_string_value(json_object_get(onfile,
+	    "lastError")), "HTTP 503");
+	json_decref(onfile);
+	json_decref(doc);
+}
+
+static void
+test_find_each_state(void **state)
+{
+	static const enum spool_dir order[] = {
+		SPOOL_DEFERRED, SPOOL_CUR, SPOOL_SENT, SPOOL_FAILED
+	};
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], found[SPOOL_NAME_MAX];
+	enum spool_dir	 d, prev;
+	json_t		*doc;
+	size_t		 i;
+
+	doc = new_doc(id, "x", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
+	json_decref(doc);
+	snprintf(name, sizeof(name), "%s.json", id);
+
+	d = SPOOL__MAX;
+	assert_int_equal(spool_find(f->sp, id, &d, found), 0);
+	assert_int_equal(d, SPOOL_NEW);
+	assert_string_equal(found, name);
+	prev = SPOOL_NEW;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_int_equal(spool_move(f->sp, prev, order[i], name), 0);
+		d = SPOOL__MAX;
+		found[0] = '\0';
+		assert_int_equal(spool_find(f->sp, id, &d, found), 0);
+		assert_int_equal(d, order[i]);
+		assert_string_equal(found, name);
+		prev = order[i];
+	}
+}
+
+static void
+test_find_not_found(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
+	char		 found[SPOOL_NAME_MAX];
+	enum spool_dir	 d;
+
+	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(spool_find(f->sp, id, &d, found), -1);
+	/* A file in tmp/ is not a message yet. */
+	snprintf(name, sizeof(name), "%s.json", id);
+	state_path(f, SPOOL_TMP, name, path, sizeof(path));
+	write_text(path, "{}");
+	assert_int_equal(spool_find(f->sp, id, &d, found), -1);
+}
+
+static void
+test_remove(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64];
+	json_t		*doc;
+
+	doc = new_doc(id, "x", 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
+	json_decref(doc);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_int_equal(spool_remove(f->sp, SPOOL_NEW, name), 0);
+	assert_false(exists(f, SPOOL_NEW, name));
+	assert_int_equal(count_entries(f, SPOOL_NEW), 0);
+	errno = 0;
+	assert_int_equal(spool_remove(f->sp, SPOOL_NEW, name), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static void
+test_dirname_round_trip(void **state)
+{
+	int	i;
+
+	(void)state;
+	for (i = 0; i < SPOOL__MAX; i++) {
+		assert_string_equal(spool_dirname((enum spool_dir)i),
+		    state_names[i]);
+		assert_int_equal(spool_dir_parse(state_names[i]), i);
+	}
+	assert_int_equal(spool_dir_parse("bogus"), -1);
+	assert_int_equal(spool_dir_parse(""), -1);
+	assert_int_equal(spool_dir_parse("NEW"), -1);
+	assert_int_equal(spool_dir_parse("outbox"), -1);
+}
+
+static void
+test_path(void **state)
+{
+	struct fixture	*f = *state;
+	char		 buf[512], want[512], small[8];
+
+	assert_int_equal(spool_path(f->sp, SPOOL_SENT, "X.json", buf,
+	    sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/sent/X.json", f->root);
+	assert_string_equal(buf, want);
+	assert_int_equal(spool_path(f->sp, SPOOL_SENT, "X.json", small,
+	    sizeof(small)), -1);
+}
+
+static void
+test_time_format(void **state)
+{
+	char	buf[32];
+
+	(void)state;
+	spool_time_format(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01T00:00:00Z");
+	spool_time_format((time_t)1700000000, buf, sizeof(buf));
+	assert_string_equal(buf, "2023-11-14T22:13:20Z");
+	spool_time_format((time_t)1709210096, buf, sizeof(buf));
+	assert_string_equal(buf, "2024-02-29T12:34:56Z");
+	/* buf[21] is enough. */
+	memset(buf, 'x', sizeof(buf));
+	spool_time_format((time_t)1795428000, buf, 21);
+	assert_string_equal(buf, "2026-11-23T10:00:00Z");
+}
+
+int
+main(void)
+{
+#define TD(fn)	cmocka_unit_test_setup_teardown(fn, setup_dir, teardown)
+#define TS(fn)	cmocka_unit_test_setup_teardown(fn, setup_spool, teardown)
+	const struct CMUnitTest tests[] = {
+		TD(test_open_without_create),
+		TD(test_open_with_create),
+		TD(test_open_one_missing),
+		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_id_format),
+		cmocka_unit_test(test_id_unique),
+		cmocka_unit_test(test_id_sorted_by_creation),
+		cmocka_unit_test(test_id_valid),
+		cmocka_unit_test(test_id_time),
+		cmocka_unit_test(test_doc_new_fields),
+		cmocka_unit_test(test_doc_new_notbefore),
+		TS(test_enqueue_new),
+		TS(test_enqueue_deferred),
+		TS(test_enqueue_many),
+		TS(test_list_sorted),
+		TS(test_list_empty),
+		TS(test_load),
+		TS(test_load_missing),
+		TS(test_load_wrong_version),
+		TS(test_load_not_json),
+		TS(test_move),
+		TS(test_store_replaces_and_unlinks),
+		TS(test_store_in_place),
+		TS(test_find_each_state),
+		TS(test_find_not_found),
+		TS(test_remove),
+		cmocka_unit_test(test_dirname_round_trip),
+		TS(test_path),
+		cmocka_unit_test(test_time_format),
+	};
+#undef TD
+#undef TS
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
