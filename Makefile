@@ -37,11 +37,11 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config problem cgi keys spool valid tmpl sms
+LIB_MODULES	 = log config problem cgi keys spool valid tmpl sms buf mime
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o)
 LIBA		 = $(O)lib/libmsgspool.a
 
-CGI_PROGS	 = ping templates sms-deliver sms-batch
+CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
 DAEMON		 = $(O)spooler/msgspoold

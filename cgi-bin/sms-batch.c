@@ -59,15 +59,12 @@ sms_batch(struct ctx *ctx)
 	p = problem_new(400, "invalid-field", "the batch is not valid");
 	if (p == NULL)
 		return NULL;
-	if (valid_object(ctx->body, batch_fields, "", p->errors) > 0)
+	if (valid_object(ctx->body, batch_fields, "", p->errors) > 0 ||
+	    valid_batch(ctx->body, "messages", ctx->limits->batch,
+	    p->errors) > 0)
 		return problem_response(p);
-	messages = json_object_get(ctx->body, "messages");
-	if (json_array_size(messages) > ctx->limits->batch) {
-		problem_add(p, "messages", "must have at most %zu entries "
-		    "(has %zu)", ctx->limits->batch, json_array_size(messages));
-		return problem_response(p);
-	}
 	problem_free(p);
+	messages = json_object_get(ctx->body, "messages");
 	if ((out = json_array()) == NULL)
 		return NULL;
 	json_array_foreach(messages, i, entry) {

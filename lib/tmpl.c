@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "keys.h"
 #include "log.h"
+#include "mime.h"
 #include "tmpl.h"
 #include "valid.h"
 
@@ -345,4 +347,104 @@ tmpl_list_email(const char *root, const char *client)
 		json_array_append_new(out, v[i].obj);
 	free(v);
 	return out;
+}
+
+/* Whether name is already in the comma-separated list. */
+static int
+listed(const char *list, const char *name, size_t len)
+{
+	const char	*p = list, *comma;
+	size_t		 n;
+
+	while (*p != '\0') {
+		comma = strstr(p, ", ");
+		n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == len && strncmp(p, name, len) == 0)
+			return 1;
+		if (comma == NULL)
+			break;
+		p = comma + 2;
+	}
+	return 0;
+}
+
+/* The value for a marker name, or NULL. */
+static const json_t *
+lookup(const json_t *values, const char *name, size_t len)
+{
+	char	 key[256], *end;
+	long	 n;
+
+	if (len == 0 || len >= sizeof(key))
+		return NULL;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	if (json_is_object(values))
+		return json_object_get(values, key);
+	if (json_is_array(values)) {
+		n = strtol(key, &end, 10);
+		if (*end != '\0' || n < 1 || (size_t)n > json_array_size(values))
+			return NULL;
+		return json_array_get(values, (size_t)n - 1);
+	}
+	return NULL;
+}
+
+char *
+tmpl_merge(const char *text, size_t len, const json_t *values, int html,
+    size_t *outlen, char *missing, size_t missinglen)
+{
+	struct buf	 out = { 0 };
+	const char	*p = text, *end = text + len, *open, *close, *name;
+	const json_t	*v;
+	size_t		 nlen, used = 0;
+	int		 lacking = 0;
+
+	if (missinglen > 0)
+		missing[0] = '\0';
+	while (p < end) {
+		open = memmem(p, (size_t)(end - p), "{{", 2);
+		if (open == NULL ||
+		    (close = memmem(open + 2, (size_t)(end - open - 2), "}}",
+		    2)) == NULL) {
+			buf_add(&out, p, (size_t)(end - p));
+			break;
+		}
+		buf_add(&out, p, (size_t)(open - p));
+		name = open + 2;
+		nlen = (size_t)(close - name);
+		while (nlen > 0 && *name == ' ') {
+			name++;
+			nlen--;
+		}
+		while (nlen > 0 && name[nlen - 1] == ' ')
+			nlen--;
+		/* Not a marker ("{{ }}", "{{a b}}"): leave it as written. */
+		if (nlen == 0 || valid_ident(name, nlen) != NULL) {
+			buf_add(&out, open, (size_t)(close + 2 - open));
+			p = close + 2;
+			continue;
+		}
+		if ((v = lookup(values, name, nlen)) == NULL ||
+		    !json_is_string(v)) {
+			/* Name each missing field once. */
+			lacking = 1;
+			if (missinglen > 0 && !listed(missing, name, nlen)) {
+				snprintf(missing + used, missinglen - used,
+				    "%s%.*s", used ? ", " : "", (int)nlen, name);
+				used = strlen(missing);
+			}
+		} else if (html)
+			mime_html_escape(&out, json_string_value(v),
+			    json_string_length(v));
+		else
+			buf_add(&out, json_string_value(v),
+			    json_string_length(v));
+		p = close + 2;
+	}
+	if (lacking) {
+		buf_free(&out);
+		return NULL;
+	}
+	return buf_take(&out, outlen);
 }

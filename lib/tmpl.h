@@ -55,6 +55,17 @@ struct tmpl	*tmpl_parse(const char *id, const char *text, size_t len,
 void		 tmpl_free(struct tmpl *);
 
 /*
+ * Replace each {{name}} marker of text (spaces inside the braces
+ * allowed) by the value of values[name]: values is a JSON object of
+ * strings, or an array for {{1}}..{{N}} (1-based).  With html, values
+ * are HTML-escaped.  Returns the malloc'd result (length in *outlen), or
+ * NULL: then missing holds the names without a value, comma-separated
+ * (empty when out of memory).
+ */
+char		*tmpl_merge(const char *text, size_t len, const json_t *values,
+		    int html, size_t *outlen, char *missing, size_t missinglen);
+
+/*
  * The client's email templates as an array of SPEC 2.1 summaries sorted
  * by createdDate (then id).  A client with no directory has none.
  * Unreadable or malformed files are skipped with a warning logged.

@@ -447,3 +447,15 @@ valid_object(const json_t *obj, const struct field *table,
 	}
 	return n;
 }
+
+size_t
+valid_batch(const json_t *body, const char *name, size_t max, json_t *errors)
+{
+	size_t	n = json_array_size(json_object_get(body, name));
+
+	if (n <= max)
+		return 0;
+	valid_error(errors, name, "must have at most %zu entries (has %zu)",
+	    max, n);
+	return 1;
+}

@@ -51,6 +51,13 @@ struct field {
 size_t		 valid_object(const json_t *obj, const struct field *table,
 		    const char *prefix, json_t *errors);
 
+/*
+ * The batch limit (max-batch) on body[name], an array already checked
+ * by the table.  Returns 1 and adds a message when it is over, else 0.
+ */
+size_t		 valid_batch(const json_t *body, const char *name, size_t max,
+		    json_t *errors);
+
 /* Append a message for a path to an errors object. */
 void		 valid_error(json_t *errors, const char *path,
 		    const char *fmt, ...)

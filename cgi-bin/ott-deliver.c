@@ -1,0 +1,224 @@
+/*
+ * ott-deliver: POST /ott/v1/deliver, {"payload":[OTT message…]} (SPEC
+ * 2.2, 2.3, 4.3; CONTRACT section 5).  200 with one result per entry in
+ * input order; an entry with a bad template, an unrouted channelType or
+ * malformed data fails alone.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "problem.h"
+#include "spool.h"
+#include "tmpl.h"
+#include "valid.h"
+
+static const struct field body_fields[] = {
+	{ "payload", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL, NULL,
+	    FIELD_OBJECT },
+	FIELD_END
+};
+
+static const struct field entry_fields[] = {
+	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, valid_msisdn,
+	    NULL, 0 },
+	{ "templateID", FIELD_STRING, FIELD_REQUIRED, 0, 0, valid_ident,
+	    NULL, 0 },
+	{ "templateParameters", FIELD_ARRAY, FIELD_NULLABLE, 0, 100, NULL,
+	    NULL, FIELD_STRING },
+	{ "channelType", FIELD_INTEGER, FIELD_REQUIRED, 0, 1000000, NULL,
+	    NULL, 0 },
+	FIELD_END
+};
+
+/* Templates loaded so far in this request, by id (NULL: unknown). */
+struct cache {
+	char		**ids;
+	struct tmpl	**tmpls;
+	size_t		  n;
+};
+
+static void
+cache_free(struct cache *c)
+{
+	size_t	i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->ids[i]);
+		tmpl_free(c->tmpls[i]);
+	}
+	free(c->ids);
+	free(c->tmpls);
+}
+
+/* The template, or NULL with the reason in err. */
+static const struct tmpl *
+template(struct ctx *ctx, struct cache *c, const char *id, char *err,
+    size_t errlen)
+{
+	enum msg_status	 st;
+	struct tmpl	*t;
+	char		**ids;
+	struct tmpl	**tmpls;
+	size_t		 i;
+
+	for (i = 0; i < c->n; i++)
+		if (strcmp(c->ids[i], id) == 0) {
+			if (c->tmpls[i] == NULL)
+				snprintf(err, errlen, "invalid template: no "
+				    "OTT template '%s'", id);
+			return c->tmpls[i];
+		}
+	t = tmpl_load(ctx->templates, ctx->client->id, TMPL_OTT, id, &st,
+	    err, errlen);
+	if (t == NULL && st == MSG_PERMFAIL)
+		snprintf(err, errlen, "invalid template: no OTT template '%s'",
+		    id);
+	else if (t == NULL)
+		snprintf(err, errlen, "template '%s' cannot be read", id);
+	ids = reallocarray(c->ids, c->n + 1, sizeof(*ids));
+	if (ids != NULL)
+		c->ids = ids;
+	tmpls = reallocarray(c->tmpls, c->n + 1, sizeof(*tmpls));
+	if (tmpls != NULL)
+		c->tmpls = tmpls;
+	if (ids != NULL && tmpls != NULL && (ids[c->n] = strdup(id)) != NULL) {
+		tmpls[c->n] = t;
+		c->n++;
+	} else
+		tmpl_free(t), t = NULL;
+	return t;
+}
+
+/* Queue one entry; NULL on success, else why it failed (in err). */
+static const char *
+queue_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
+    char *err, size_t errlen)
+{
+	const struct tmpl	*t;
+	json_t			*errors, *params, *msg, *doc;
+	char			 section[32], missing[256], *line, *body;
+	json_int_t		 type;
+	size_t			 blen;
+	enum msg_status		 rc;
+
+	if ((errors = json_object()) == NULL)
+		return "out of memory";
+	if (valid_object(entry, entry_fields, "", errors) > 0) {
+		line = problem_errors_line(errors);
+		snprintf(err, errlen, "malformed: %s", line ? line :
+		    "invalid entry");
+		free(line);
+		json_decref(errors);
+		return err;
+	}
+	json_decref(errors);
+	if ((t = template(ctx, c, json_string_value(json_object_get(entry,
+	    "templateID")), err, errlen)) == NULL)
+		return err;
+	params = json_object_get(entry, "templateParameters");
+	if (json_is_null(params))
+		params = NULL;
+	if (t->parameters >= 0 &&
+	    json_array_size(params) != (size_t)t->parameters) {
+		snprintf(err, errlen, "invalid template parameters: template "
+		    "'%s' takes %ld, got %zu", t->id, t->parameters,
+		    json_array_size(params));
+		return err;
+	}
+	type = json_integer_value(json_object_get(entry, "channelType"));
+	snprintf(section, sizeof(section), "ott.%lld", (long long)type);
+	if (!config_has_section(ctx->cfg, section)) {
+		snprintf(err, errlen, "routing failure: channelType %lld is "
+		    "not configured", (long long)type);
+		return err;
+	}
+	body = tmpl_merge(t->body, t->body_len, params, 0, &blen, missing,
+	    sizeof(missing));
+	if (body == NULL) {
+		snprintf(err, errlen, "invalid template parameters: no value "
+		    "for {{%s}}", missing);
+		return err;
+	}
+	while (blen > 0 && (body[blen - 1] == '\n' || body[blen - 1] == '\r'))
+		body[--blen] = '\0';
+	if (spool_id_new(id) == -1) {
+		free(body);
+		return "the spool cannot take messages now; retry this entry";
+	}
+	msg = json_pack("{s:O, s:I, s:s, s:s?, s:s?, s:s?, s:o, s:s%}",
+	    "to", json_object_get(entry, "recipient"), "channelType", type,
+	    "templateId", t->id, "templateName", t->name,
+	    "language", t->language, "providerTemplate", t->provider_template,
+	    "parameters", params ? json_incref(params) : json_array(),
+	    "body", body, blen);
+	free(body);
+	doc = spool_doc_new(id, "ott", ctx->client->id, 0, msg);
+	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
+	json_decref(doc);
+	if (rc != MSG_OK)
+		return "the spool cannot take messages now; retry this entry";
+	return NULL;
+}
+
+static struct response *
+ott_deliver(struct ctx *ctx)
+{
+	struct cache	 cache = { NULL, NULL, 0 };
+	struct problem	*p;
+	json_t		*entry, *out, *recipient, *res;
+	const char	*why;
+	char		 id[SPOOL_ID_LEN + 1], err[512];
+	size_t		 i;
+
+	if ((p = problem_new(400, "invalid-field",
+	    "the request is not valid")) == NULL)
+		return NULL;
+	if (valid_object(ctx->body, body_fields, "", p->errors) > 0 ||
+	    valid_batch(ctx->body, "payload", ctx->limits->batch,
+	    p->errors) > 0)
+		return problem_response(p);
+	problem_free(p);
+	if ((out = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(json_object_get(ctx->body, "payload"), i, entry) {
+		recipient = json_object_get(entry, "recipient");
+		if (!json_is_string(recipient))
+			recipient = json_null();
+		why = queue_one(ctx, &cache, entry, id, err, sizeof(err));
+		if (why == NULL)
+			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient",
+			    recipient, "messageId", id, "status", "queued",
+			    "error");
+		else
+			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
+			    recipient, "messageId", "status", "error",
+			    "error", why);
+		if (res == NULL || json_array_append_new(out, res) == -1) {
+			json_decref(out);
+			cache_free(&cache);
+			return NULL;
+		}
+	}
+	cache_free(&cache);
+	return response_json(200, out);
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_OTT,
+	.limit = LIMIT_BODY,
+	.needs_spool = 1,
+	.handler = ott_deliver,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}
