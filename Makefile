@@ -41,7 +41,7 @@ LIB_MODULES	 = log config problem cgi keys spool valid tmpl sms buf mime
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o)
 LIBA		 = $(O)lib/libmsgspool.a
 
-CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver
+CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver voice-deliver
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
 DAEMON		 = $(O)spooler/msgspoold

@@ -1,0 +1,228 @@
+/*
+ * voice-deliver: POST /voice/v1/deliver (CONTRACT section 5): a single
+ * call, {"recipient","message"|"audioUrl","callerId"?,"language"?}, or a
+ * campaign, {"campaignName","recipients":[…],"message"|"audioUrl",
+ * "callerId"?,"language"?,"sendAt"?}.  One spool file per call.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "problem.h"
+#include "spool.h"
+#include "valid.h"
+
+#define SPEAK_MAX	4000	/* characters of text to speak */
+
+static const char *
+valid_language(const char *s, size_t len)
+{
+	size_t	i;
+
+	/* BCP 47 as the providers take it: "en", "en-US", "pt-BR". */
+	if (len < 2 || len > 35)
+		return "must be a language tag such as en-US";
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && i > 0)))
+			return "must be a language tag such as en-US";
+	return NULL;
+}
+
+#define SPEECH_FIELDS							\
+	{ "message", FIELD_STRING, FIELD_NONEMPTY, 1, SPEAK_MAX, NULL,	\
+	    NULL, 0 },							\
+	{ "audioUrl", FIELD_STRING, 0, 0, 0, valid_https_url, NULL, 0 },	\
+	{ "callerId", FIELD_STRING, 0, 0, 0, valid_e164, NULL, 0 },	\
+	{ "language", FIELD_STRING, 0, 0, 0, valid_language, NULL, 0 }
+
+static const struct field call_fields[] = {
+	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, valid_e164, NULL,
+	    0 },
+	SPEECH_FIELDS,
+	FIELD_END
+};
+
+static const struct field campaign_fields[] = {
+	{ "campaignName", FIELD_STRING, FIELD_REQUIRED | FIELD_NONEMPTY, 1,
+	    200, valid_header, NULL, 0 },
+	/* Each recipient is checked alone: a bad one is rejected, not all. */
+	{ "recipients", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL, NULL,
+	    FIELD_OBJECT },
+	{ "sendAt", FIELD_STRING, FIELD_NULLABLE, 0, 0, valid_rfc3339, NULL,
+	    0 },
+	SPEECH_FIELDS,
+	FIELD_END
+};
+
+/* The call as the provider gets it, shared by every call of a request. */
+static json_t *
+call_message(const json_t *body)
+{
+	json_t	*m;
+
+	m = json_pack("{s:O?, s:O?, s:O?, s:O?}",
+	    "say", json_object_get(body, "message"),
+	    "play", json_object_get(body, "audioUrl"),
+	    "from", json_object_get(body, "callerId"),
+	    "language", json_object_get(body, "language"));
+	return m;
+}
+
+/* Queue one call to a recipient; MSG_OK with id filled. */
+static enum msg_status
+queue_call(struct ctx *ctx, const json_t *base, const char *to,
+    time_t notbefore, char *id)
+{
+	json_t		*msg, *doc;
+	enum msg_status	 rc;
+
+	if (spool_id_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
+		return MSG_TEMPFAIL;
+	json_object_set_new(msg, "to", json_string(to));
+	doc = spool_doc_new(id, "voice", ctx->client->id, notbefore, msg);
+	if (doc == NULL)
+		return MSG_TEMPFAIL;
+	rc = spool_enqueue(ctx->spool, doc,
+	    notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW);
+	json_decref(doc);
+	return rc;
+}
+
+/* Why one campaign recipient is rejected, or NULL. */
+static const char *
+check_recipient(const json_t *recipients, size_t i)
+{
+	const json_t	*r = json_array_get(recipients, i), *o;
+	const char	*why;
+	size_t		 j;
+
+	if (!json_is_string(r))
+		return "must be a string";
+	if ((why = valid_e164(json_string_value(r), json_string_length(r))))
+		return why;
+	for (j = 0; j < i; j++) {
+		o = json_array_get(recipients, j);
+		if (json_is_string(o) && json_equal(o, r))
+			return "duplicate recipient";
+	}
+	return NULL;
+}
+
+static struct response *
+campaign(struct ctx *ctx, json_t *base)
+{
+	json_t		*recipients, *calls, *r, *res;
+	const char	*at, *why;
+	char		 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
+	char		 line[512], stamp[32];
+	time_t		 notbefore = 0;
+	size_t		 i, accepted = 0, rejected = 0;
+
+	if ((at = json_string_value(json_object_get(ctx->body, "sendAt"))))
+		valid_time_parse(at, &notbefore);
+	if (spool_id_new(cid) == -1 || (calls = json_array()) == NULL)
+		return response_error(503, "the spool cannot take messages now");
+	json_object_set_new(base, "campaignId", json_string(cid));
+	json_object_set(base, "campaignName",
+	    json_object_get(ctx->body, "campaignName"));
+	recipients = json_object_get(ctx->body, "recipients");
+	json_array_foreach(recipients, i, r) {
+		why = check_recipient(recipients, i);
+		if (why != NULL) {
+			snprintf(line, sizeof(line), "recipients[%zu]: %s", i,
+			    why);
+		} else if (queue_call(ctx, base, json_string_value(r),
+		    notbefore, id) != MSG_OK) {
+			why = line;
+			snprintf(line, sizeof(line), "the spool cannot take "
+			    "messages now; retry this recipient");
+		}
+		if (why == NULL) {
+			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", r,
+			    "callId", id, "status", "queued", "error");
+			accepted++;
+		} else {
+			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
+			    json_is_string(r) ? r : json_null(), "callId",
+			    "status", "error", "error", line);
+			rejected++;
+		}
+		json_array_append_new(calls, res);
+	}
+	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
+	    "status", "queued", "campaignName", json_object_get(ctx->body,
+	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",
+	    (json_int_t)rejected, "calls", calls);
+	if (res != NULL && notbefore > time(NULL)) {
+		spool_time_format(notbefore, stamp, sizeof(stamp));
+		json_object_set_new(res, "sendAt", json_string(stamp));
+	}
+	return response_json(202, res);
+}
+
+static struct response *
+voice_deliver(struct ctx *ctx)
+{
+	struct problem	*p;
+	struct response	*r;
+	json_t		*base;
+	const json_t	*body = ctx->body;
+	char		 id[SPOOL_ID_LEN + 1];
+	int		 is_campaign;
+	enum msg_status	 rc;
+
+	if ((p = problem_new(400, "invalid-field",
+	    "the call request is not valid")) == NULL)
+		return NULL;
+	is_campaign = json_object_get(body, "recipients") != NULL ||
+	    json_object_get(body, "campaignName") != NULL;
+	if (valid_object(body, is_campaign ? campaign_fields : call_fields,
+	    "", p->errors) > 0 || (is_campaign && valid_batch(body,
+	    "recipients", ctx->limits->batch, p->errors) > 0))
+		return problem_response(p);
+	if ((json_object_get(body, "message") != NULL) ==
+	    (json_object_get(body, "audioUrl") != NULL)) {
+		problem_add(p, json_object_get(body, "message") ? "audioUrl" :
+		    "message", "supply message (text to speak) or audioUrl "
+		    "(https audio to play), not both");
+		return problem_response(p);
+	}
+	problem_free(p);
+	if ((base = call_message(body)) == NULL)
+		return NULL;
+	if (is_campaign) {
+		r = campaign(ctx, base);
+		json_decref(base);
+		return r;
+	}
+	rc = queue_call(ctx, base, json_string_value(json_object_get(body,
+	    "recipient")), 0, id);
+	json_decref(base);
+	if (rc != MSG_OK)
+		return response_error(rc == MSG_TEMPFAIL ? 503 : 500,
+		    "the spool cannot take messages now");
+	return response_json(202, json_pack("{s:s, s:s}", "callId", id,
+	    "status", "queued"));
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_VOICE,
+	.limit = LIMIT_BODY,
+	.needs_spool = 1,
+	.handler = voice_deliver,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}
