@@ -32,16 +32,20 @@ CURL_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CURL_LIBS	 = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 CMOCKA_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS	 = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+MAGIC_LIBS	 = -lmagic
 
 ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
 LIB_MODULES	 = log config problem cgi keys spool valid tmpl sms buf mime
-LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o)
+# mimetype.o is pulled only by the programs that call it, which link -lmagic.
+LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
 
-CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver voice-deliver
+CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
+		   voice-deliver email-deliver
+MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
 DAEMON		 = $(O)spooler/msgspoold
@@ -80,7 +84,8 @@ $(LIBA): $(LIB_OBJS)
 
 $(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS_BASE)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS_BASE) \
+	    $(if $(filter $*,$(MAGIC_PROGS)),$(MAGIC_LIBS))
 
 $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "keys.h"
 #include "log.h"
+#include "valid.h"
 #include "spool.h"
 
 struct spool {
@@ -255,11 +257,10 @@ write_all(int fd, const char *buf, size_t len)
 
 /*
  * Write doc to tmp/ under a fresh unique name, durably, and rename it to
- * dir/name, then sync dir.  The temporary file never survives a failure.
+ * name in the directory dirfd, then sync that directory.  The temporary file never survives a failure.
  */
 static enum msg_status
-commit(struct spool *s, enum spool_dir dir, const char *name,
-    const json_t *doc)
+commit(struct spool *s, int dirfd, const char *name, const json_t *doc)
 {
 	char	 tmpname[SPOOL_NAME_MAX + 32], id[SPOOL_ID_LEN + 1];
 	char	*text;
@@ -290,17 +291,17 @@ commit(struct spool *s, enum spool_dir dir, const char *name,
 		e = errno;
 		goto fail;
 	}
-	if (renameat(s->dirfd[SPOOL_TMP], tmpname, s->dirfd[dir], name) == -1) {
+	if (renameat(s->dirfd[SPOOL_TMP], tmpname, dirfd, name) == -1) {
 		e = errno;
 		goto fail;
 	}
 	free(text);
 	/* The rename is durable only once the directory is. */
-	if (fsync(s->dirfd[dir]) == -1) {
+	if (fsync(dirfd) == -1) {
 		e = errno;
-		log_err("spool: fsync %s/%s: %s", s->root, dirnames[dir],
+		log_err("spool: fsync of the directory of %s: %s", name,
 		    strerror(e));
-		unlinkat(s->dirfd[dir], name, 0);
+		unlinkat(dirfd, name, 0);
 		return errno_status(e);
 	}
 	return MSG_OK;
@@ -322,7 +323,7 @@ spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
 	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
 		return MSG_PERMFAIL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	return commit(s, dest, name, doc);
+	return commit(s, s->dirfd[dest], name, doc);
 }
 
 enum msg_status
@@ -333,7 +334,7 @@ spool_store(struct spool *s, enum spool_dir dir, const char *name,
 
 	if (strchr(name, '/') != NULL || name[0] == '.')
 		return MSG_PERMFAIL;
-	if ((rc = commit(s, dir, name, doc)) != MSG_OK)
+	if ((rc = commit(s, s->dirfd[dir], name, doc)) != MSG_OK)
 		return rc;
 	if (from != SPOOL__MAX && from != dir) {
 		if (unlinkat(s->dirfd[from], name, 0) == -1 && errno != ENOENT)
@@ -490,4 +491,80 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 		}
 	}
 	return -1;
+}
+
+/* The directory fd of a client's uploads, made when create is set. */
+static int
+upload_dir(struct spool *s, const char *client, int create)
+{
+	char	path[16 + CLIENT_ID_MAX];
+	int	rootfd, fd;
+
+	if (!keys_client_valid(client))
+		return -1;
+	if ((rootfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	snprintf(path, sizeof(path), "uploads/%s", client);
+	if (create) {
+		if (mkdirat(rootfd, "uploads", 0700) == -1 && errno != EEXIST)
+			goto fail;
+		if (mkdirat(rootfd, path, 0700) == -1 && errno != EEXIST)
+			goto fail;
+	}
+	fd = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(rootfd);
+	return fd;
+fail:
+	close(rootfd);
+	return -1;
+}
+
+enum msg_status
+spool_upload_store(struct spool *s, const char *client, const json_t *doc)
+{
+	const char	*id;
+	char		 name[SPOOL_NAME_MAX];
+	int		 fd;
+	enum msg_status	 rc;
+
+	id = json_string_value(json_object_get(doc, "attachmentId"));
+	if (id == NULL || !spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+		return MSG_PERMFAIL;
+	if ((fd = upload_dir(s, client, 1)) == -1)
+		return errno_status(errno);
+	snprintf(name, sizeof(name), "%s.json", id);
+	/* Written through tmp/ like every message, then renamed across. */
+	rc = commit(s, fd, name, doc);
+	close(fd);
+	return rc;
+}
+
+json_t *
+spool_upload_load(struct spool *s, const char *client, const char *id)
+{
+	json_error_t	 je;
+	json_t		*doc;
+	const char	*created;
+	char		 name[SPOOL_NAME_MAX];
+	time_t		 t;
+	int		 dfd, fd;
+
+	if (!spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+		return NULL;
+	if ((dfd = upload_dir(s, client, 0)) == -1)
+		return NULL;
+	snprintf(name, sizeof(name), "%s.json", id);
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+	close(dfd);
+	if (fd == -1)
+		return NULL;
+	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	close(fd);
+	created = json_string_value(json_object_get(doc, "created"));
+	if (created == NULL || valid_time_parse(created, &t) == -1 ||
+	    time(NULL) - t > SPOOL_UPLOAD_TTL) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }

@@ -120,6 +120,24 @@ int		 spool_find(struct spool *, const char *id,
 int		 spool_path(const struct spool *, enum spool_dir dir,
 		    const char *name, char *buf, size_t len);
 
+/*
+ * Uploads of the deprecated attachments route live in
+ * SPOOL/uploads/CLIENT/ID.json, made on first use, readable only
+ * through the client that made them.
+ */
+#define SPOOL_UPLOAD_TTL	(7 * 24 * 3600)
+
+/* Store an upload document (it has "attachmentId") durably. */
+enum msg_status	 spool_upload_store(struct spool *, const char *client,
+		    const json_t *doc);
+
+/*
+ * Load an upload of client; NULL when there is none, it is another
+ * client's, or it is older than SPOOL_UPLOAD_TTL ("created" inside).
+ */
+json_t		*spool_upload_load(struct spool *, const char *client,
+		    const char *id);
+
 /* Format t as RFC 3339 UTC ("2026-11-23T10:00:00Z") into buf[21+]. */
 void		 spool_time_format(time_t t, char *buf, size_t len);
 

@@ -1,10 +1,10 @@
 /*
- * magic.h: MIME types detected from content with libmagic.  Only the
+ * mimetype.h: MIME types detected from content with libmagic.  Only the
  * programs that take attachments link this (and libmagic): loading the
  * magic database costs every request that links it.
  */
-#ifndef MSGSPOOL_MAGIC_H
-#define MSGSPOOL_MAGIC_H
+#ifndef MIMETYPE_H
+#define MIMETYPE_H
 
 #include <stddef.h>
 

@@ -1,12 +1,12 @@
 /*
- * magic.c: content type detection with libmagic.
+ * mimetype.c: content type detection with libmagic.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <magic.h>
 
-#include "magic.h"
+#include "mimetype.h"
 
 struct mimetype {
 	magic_t	cookie;

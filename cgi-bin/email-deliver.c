@@ -1,0 +1,549 @@
+/*
+ * email-deliver: POST /deliver (SPEC 2.5) and POST /email/v1/deliver
+ * (SPEC 2.6), one program and one behaviour (CONTRACT section 5).  The
+ * shape is told by the body: "payload" items with "recipient" (2.5) or
+ * "recipients" items with "to" (2.6); the reply follows SPEC 2.7, and for
+ * the 2.6 shape repeats the request.
+ *
+ * Request-level problems (rules of SPEC 2.5, an unknown template, a bad
+ * sender or attachment) are a 400 and nothing is queued; a recipient with
+ * a bad address or a missing merge field fails alone.  Each queued file
+ * holds the rendered message: subject, HTML, its text alternative, and
+ * the attachments with their detected types.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "mimetype.h"
+#include "mime.h"
+#include "problem.h"
+#include "spool.h"
+#include "tmpl.h"
+#include "valid.h"
+
+#define SUBJECT_MAX	998	/* characters: one RFC 5322 line */
+
+/* "a@example.com" or "Name <a@example.com>": one address, no CR/LF. */
+static const char *
+valid_from(const char *s, size_t len)
+{
+	const char	*lt, *why = "must be one address such as "
+			    "a@example.com or Name <a@example.com>";
+
+	if (valid_header(s, len) != NULL)
+		return "must not contain CR or LF";
+	if (len > 0 && s[len - 1] == '>' && (lt = memchr(s, '<', len))) {
+		if (memchr(s, '"', (size_t)(lt - s)) ||
+		    memchr(s, ',', (size_t)(lt - s)) ||
+		    memchr(lt + 1, '<', (size_t)(s + len - lt - 1)))
+			return why;
+		return valid_email(lt + 1, (size_t)(s + len - lt - 2)) ?
+		    why : NULL;
+	}
+	return valid_email(s, len) ? why : NULL;
+}
+
+static const struct field attachment_fields[] = {
+	{ "attachmentName", FIELD_STRING, 0, 0, 0, mime_filename_check, NULL,
+	    0 },
+	{ "content", FIELD_STRING, 0, 0, 0, NULL, NULL, 0 },
+	{ "attachmentId", FIELD_STRING, 0, 0, 0, valid_ident, NULL, 0 },
+	FIELD_END
+};
+
+#define ATTACHMENTS_FIELD						\
+	{ "attachments", FIELD_ARRAY, FIELD_NULLABLE, 0, 100, NULL,	\
+	    attachment_fields, FIELD_OBJECT }
+
+static const struct field payload_fields[] = {		/* SPEC 2.5 */
+	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
+	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
+	ATTACHMENTS_FIELD,
+	FIELD_END
+};
+
+static const struct field recipient_fields[] = {	/* SPEC 2.6 */
+	{ "to", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
+	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
+	ATTACHMENTS_FIELD,
+	FIELD_END
+};
+
+#define COMMON_FIELDS							\
+	{ "from", FIELD_STRING, FIELD_NULLABLE, 0, 0, valid_from, NULL,	\
+	    0 },							\
+	{ "templateId", FIELD_STRING, FIELD_NULLABLE, 0, 0, valid_ident,	\
+	    NULL, 0 },							\
+	{ "html", FIELD_STRING, FIELD_NULLABLE | FIELD_NONEMPTY, 1, 0,	\
+	    NULL, NULL, 0 },						\
+	{ "subject", FIELD_STRING, FIELD_NULLABLE, 0, SUBJECT_MAX,	\
+	    valid_header, NULL, 0 },					\
+	ATTACHMENTS_FIELD
+
+static const struct field deliver_fields[] = {		/* POST /deliver */
+	COMMON_FIELDS,
+	{ "payload", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL, payload_fields,
+	    FIELD_OBJECT },
+	FIELD_END
+};
+
+static const struct field v1_fields[] = {	/* POST /email/v1/deliver */
+	COMMON_FIELDS,
+	{ "recipients", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL,
+	    recipient_fields, FIELD_OBJECT },
+	FIELD_END
+};
+
+struct attachment {
+	char		*name;
+	char		 type[128];
+	size_t		 size;
+	char		*base64;	/* canonical encoding, for the spool */
+};
+
+struct attachments {
+	struct attachment	*v;
+	size_t			 n;
+};
+
+/* One request, checked: what every recipient's message is made from. */
+struct email {
+	int			 v1;	/* the SPEC 2.6 shape */
+	const char		*list;	/* "payload" or "recipients" */
+	const char		*addr;	/* "recipient" or "to" */
+	const char		*from;
+	const char		*subject;
+	const char		*html;
+	size_t			 html_len;
+	struct tmpl		*tmpl;
+	struct attachments	 shared;	/* request-level */
+	struct mimetype		*magic;		/* opened on first use */
+	json_t			*notices;	/* request-level notices */
+};
+
+static void
+attachments_free(struct attachments *a)
+{
+	size_t	i;
+
+	for (i = 0; i < a->n; i++) {
+		free(a->v[i].name);
+		free(a->v[i].base64);
+	}
+	free(a->v);
+	a->v = NULL;
+	a->n = 0;
+}
+
+/* Append an attachment; its strings are taken over. */
+static int
+attachments_add(struct attachments *a, char *name, const char *type,
+    size_t size, char *base64)
+{
+	struct attachment	*v;
+
+	if ((v = reallocarray(a->v, a->n + 1, sizeof(*v))) == NULL) {
+		free(name);
+		free(base64);
+		return -1;
+	}
+	a->v = v;
+	v[a->n].name = name;
+	snprintf(v[a->n].type, sizeof(v[a->n].type), "%s", type);
+	v[a->n].size = size;
+	v[a->n].base64 = base64;
+	a->n++;
+	return 0;
+}
+
+/*
+ * Decode and type the attachments at path.  Problems go into p (its
+ * status raised to 413 for sizes).  0, or -1 when any was bad.
+ */
+static int
+load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
+    const char *path, struct attachments *out, struct problem *p)
+{
+	const json_t	*item, *content, *upload_id;
+	json_t		*up;
+	unsigned char	*data;
+	const char	*name;
+	char		 ipath[64], err[256], type[128], *b64;
+	size_t		 i, len, total = 0;
+	int		 rc, bad = 0;
+
+	json_array_foreach(list, i, item) {
+		snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		content = json_object_get(item, "content");
+		upload_id = json_object_get(item, "attachmentId");
+		name = json_string_value(json_object_get(item,
+		    "attachmentName"));
+		if ((content == NULL) == (upload_id == NULL)) {
+			problem_add(p, ipath, "supply content (base64) or "
+			    "attachmentId, not both");
+			bad = 1;
+			continue;
+		}
+		if (upload_id != NULL) {
+			up = spool_upload_load(ctx->spool, ctx->client->id,
+			    json_string_value(upload_id));
+			if (up == NULL) {
+				problem_add(p, ipath, "no attachment '%s' "
+				    "uploaded by this client in the last 7 "
+				    "days", json_string_value(upload_id));
+				bad = 1;
+				continue;
+			}
+			len = (size_t)json_integer_value(json_object_get(up,
+			    "size"));
+			total += len;
+			if (attachments_add(out, strdup(name ? name :
+			    json_string_value(json_object_get(up,
+			    "attachmentName"))), json_string_value(
+			    json_object_get(up, "contentType")), len,
+			    strdup(json_string_value(json_object_get(up,
+			    "content")))) == -1)
+				bad = 1;
+			json_decref(up);
+			continue;
+		}
+		if (name == NULL) {
+			snprintf(ipath, sizeof(ipath), "%s[%zu].attachmentName",
+			    path, i);
+			problem_add(p, ipath, "is required");
+			bad = 1;
+			continue;
+		}
+		snprintf(ipath, sizeof(ipath), "%s[%zu].content", path, i);
+		rc = mime_base64_decode(json_string_value(content),
+		    json_string_length(content), ctx->limits->attachment,
+		    &data, &len);
+		if (rc == -2) {
+			problem_add(p, ipath, "decodes to more than %zu bytes",
+			    ctx->limits->attachment);
+			p->status = 413;
+			bad = 1;
+			continue;
+		}
+		if (rc == -1) {
+			problem_add(p, ipath, "must be base64 (RFC 4648)");
+			bad = 1;
+			continue;
+		}
+		total += len;
+		if (e->magic == NULL &&
+		    (e->magic = mimetype_new(err, sizeof(err))) == NULL) {
+			free(data);
+			problem_add(p, ipath, "cannot be typed now");
+			bad = 1;
+			continue;
+		}
+		mimetype_detect(e->magic, data, len, type, sizeof(type));
+		b64 = mime_base64_encode(data, len);
+		free(data);
+		if (b64 == NULL || attachments_add(out, strdup(name), type, len,
+		    b64) == -1)
+			bad = 1;
+	}
+	if (!bad && total > ctx->limits->attachments) {
+		problem_add(p, path, "attachments total %zu bytes, over the "
+		    "limit of %zu per message", total,
+		    ctx->limits->attachments);
+		p->status = 413;
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * Check the request against SPEC 2.5's rules and load what the recipients
+ * share.  NULL when it is good, else the 400/413 problem.
+ */
+static struct problem *
+prepare(struct ctx *ctx, struct email *e)
+{
+	const json_t	*body = ctx->body, *item;
+	struct problem	*p;
+	enum msg_status	 st;
+	const char	*id;
+	char		 err[256], path[64];
+	size_t		 i;
+	int		 per_recipient = 0;
+
+	p = problem_new(400, "invalid-field", "the email request is not valid");
+	if (p == NULL)
+		return NULL;
+	if (json_object_get(body, "payload") != NULL &&
+	    json_object_get(body, "recipients") != NULL) {
+		problem_add(p, "recipients", "use payload (POST /deliver) or "
+		    "recipients (POST /email/v1/deliver), not both");
+		return p;
+	}
+	e->v1 = json_object_get(body, "recipients") != NULL;
+	e->list = e->v1 ? "recipients" : "payload";
+	e->addr = e->v1 ? "to" : "recipient";
+	if (valid_object(body, e->v1 ? v1_fields : deliver_fields, "",
+	    p->errors) > 0 || valid_batch(body, e->list, ctx->limits->batch,
+	    p->errors) > 0)
+		return p;
+
+#define GETS(k)	json_string_value(json_object_get(body, k))
+	id = GETS("templateId");
+	e->html = GETS("html");
+	e->html_len = json_string_length(json_object_get(body, "html"));
+	e->subject = GETS("subject");
+	e->from = GETS("from");
+#undef GETS
+	/* Rule 1: templateId or html, not both. */
+	if (id != NULL && e->html != NULL)
+		problem_add(p, "html", "supply templateId or html, not both");
+	else if (id == NULL && e->html == NULL)
+		problem_add(p, "templateId", "templateId or html is required");
+	/* Rule 2: subject with html. */
+	if (e->html != NULL && id == NULL && e->subject == NULL)
+		problem_add(p, "subject", "is required when html is used");
+	/* Rule 4: attachments at one level only. */
+	json_array_foreach(json_object_get(body, e->list), i, item)
+		if (json_array_size(json_object_get(item, "attachments")) > 0)
+			per_recipient = 1;
+	if (per_recipient &&
+	    json_array_size(json_object_get(body, "attachments")) > 0)
+		problem_add(p, "attachments", "put attachments at request "
+		    "level or in each recipient's item, not both");
+	if (problem_count(p) > 0)
+		return p;
+
+	if (id != NULL) {
+		e->tmpl = tmpl_load(ctx->templates, ctx->client->id,
+		    TMPL_EMAIL, id, &st, err, sizeof(err));
+		if (e->tmpl == NULL && st == MSG_PERMFAIL) {
+			problem_free(p);
+			p = problem_new(400, "unknown-template",
+			    "no email template '%s' for this client", id);
+			problem_add(p, "templateId", "no email template '%s' "
+			    "for this client", id);
+			return p;
+		}
+		if (e->tmpl == NULL) {
+			problem_free(p);
+			return problem_new(500, "internal",
+			    "the template cannot be read");
+		}
+		e->html = e->tmpl->body;
+		e->html_len = e->tmpl->body_len;
+		/* Rule 3: the template's subject applies. */
+		if (e->subject != NULL)
+			json_array_append_new(e->notices, json_pack(
+			    "{s:s, s:s}", "field", "subject", "message",
+			    "ignored: the template's subject applies"));
+		e->subject = e->tmpl->subject ? e->tmpl->subject : "";
+		if (e->from == NULL)
+			e->from = e->tmpl->from;
+		if (valid_header(e->subject, strlen(e->subject)) != NULL) {
+			problem_add(p, "templateId", "the template's Subject "
+			    "is not a single line");
+			return p;
+		}
+	}
+	if (e->from == NULL || valid_from(e->from, strlen(e->from)) != NULL) {
+		problem_add(p, "from", e->from == NULL ? "is required (the "
+		    "template has no From)" : "the template's From is not "
+		    "one address");
+		return p;
+	}
+	if (load_attachments(ctx, e, json_object_get(body, "attachments"),
+	    "attachments", &e->shared, p) == -1)
+		return p;
+	json_array_foreach(json_object_get(body, e->list), i, item) {
+		struct attachments	 own = { NULL, 0 };
+
+		if (json_array_size(json_object_get(item, "attachments")) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s[%zu].attachments", e->list, i);
+		/* Checked here, decoded again per recipient when queued. */
+		load_attachments(ctx, e, json_object_get(item, "attachments"),
+		    path, &own, p);
+		attachments_free(&own);
+	}
+	if (problem_count(p) > 0)
+		return p;
+	problem_free(p);
+	return NULL;
+}
+
+static json_t *
+attachments_json(const struct attachments *a)
+{
+	json_t	*out = json_array();
+	size_t	 i;
+
+	for (i = 0; out != NULL && i < a->n; i++)
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s}",
+		    "name", a->v[i].name, "contentType", a->v[i].type,
+		    "size", (json_int_t)a->v[i].size,
+		    "content", a->v[i].base64));
+	return out;
+}
+
+/*
+ * Render and queue one recipient's message.  NULL when queued (id
+ * filled), else why this recipient failed (in err).
+ */
+static const char *
+queue_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
+    char *err, size_t errlen)
+{
+	struct attachments	 own = { NULL, 0 };
+	const struct attachments *atts = &e->shared;
+	struct problem		*p;
+	const json_t		*fields, *to;
+	json_t			*msg, *doc;
+	char			 missing[256], *subject, *html, *text;
+	size_t			 slen, hlen;
+	const char		*why;
+	enum msg_status		 rc;
+
+	to = json_object_get(item, e->addr);
+	if ((why = valid_email(json_string_value(to),
+	    json_string_length(to))) != NULL) {
+		snprintf(err, errlen, "%s: %s", e->addr, why);
+		return err;
+	}
+	fields = json_object_get(item, "fields");
+	if (!json_is_object(fields))
+		fields = NULL;
+	subject = tmpl_merge(e->subject, strlen(e->subject), fields, 0, &slen,
+	    missing, sizeof(missing));
+	html = subject == NULL ? NULL : tmpl_merge(e->html, e->html_len,
+	    fields, 1, &hlen, missing, sizeof(missing));
+	if (html == NULL) {
+		free(subject);
+		snprintf(err, errlen, "fields: no value for merge field%s %s",
+		    strchr(missing, ',') ? "s" : "", missing);
+		return err;
+	}
+	if (valid_header(subject, slen) != NULL) {
+		free(subject);
+		free(html);
+		snprintf(err, errlen, "fields: a value merged into the "
+		    "subject contains CR or LF");
+		return err;
+	}
+	if (json_array_size(json_object_get(item, "attachments")) > 0) {
+		p = problem_new(400, "invalid-field", "attachments");
+		if (p == NULL || load_attachments(ctx, e, json_object_get(item,
+		    "attachments"), "attachments", &own, p) == -1) {
+			problem_free(p);
+			free(subject);
+			free(html);
+			attachments_free(&own);
+			return "attachments cannot be read now";
+		}
+		problem_free(p);
+		atts = &own;
+	}
+	text = mime_html_to_text(html, hlen);
+	msg = json_pack("{s:s, s:O, s:s%, s:s%, s:s?, s:o}",
+	    "from", e->from, "to", to, "subject", subject, slen,
+	    "html", html, hlen, "text", text, "attachments",
+	    attachments_json(atts));
+	if (msg != NULL && e->tmpl != NULL)
+		json_object_set_new(msg, "templateId",
+		    json_string(e->tmpl->id));
+	free(subject);
+	free(html);
+	free(text);
+	attachments_free(&own);
+	if (msg == NULL || spool_id_new(id) == -1) {
+		json_decref(msg);
+		return "the spool cannot take messages now; retry this "
+		    "recipient";
+	}
+	doc = spool_doc_new(id, "email", ctx->client->id, 0, msg);
+	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
+	json_decref(doc);
+	if (rc != MSG_OK)
+		return "the spool cannot take messages now; retry this "
+		    "recipient";
+	return NULL;
+}
+
+static struct response *
+email_deliver(struct ctx *ctx)
+{
+	struct email	 e;
+	struct problem	*p;
+	json_t		*results, *item, *res, *out = NULL, *to;
+	const char	*why;
+	char		 id[SPOOL_ID_LEN + 1], err[512];
+	size_t		 i, queued = 0, total;
+
+	memset(&e, 0, sizeof(e));
+	if ((e.notices = json_array()) == NULL ||
+	    (results = json_array()) == NULL) {
+		json_decref(e.notices);
+		return NULL;
+	}
+	if ((p = prepare(ctx, &e)) != NULL) {
+		json_decref(results);
+		goto done;
+	}
+	json_array_foreach(json_object_get(ctx->body, e.list), i, item) {
+		why = queue_one(ctx, &e, item, id, err, sizeof(err));
+		to = json_object_get(item, e.addr);
+		res = json_pack("{s:O, s:s?, s:s, s:s?}", "recipient", to,
+		    "messageId", why ? NULL : id, "status",
+		    why ? "error" : "queued", "error", why);
+		if (res != NULL && e.v1) {
+			json_object_set(res, "to", to);
+			json_object_set_new(res, "fields", json_is_object(
+			    json_object_get(item, "fields")) ? json_incref(
+			    json_object_get(item, "fields")) : json_object());
+		}
+		json_array_append_new(results, res);
+		queued += why == NULL;
+	}
+	total = json_array_size(results);
+	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
+	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
+	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :
+	    json_null(), "recipients", results);
+	if (out != NULL && e.v1) {
+		json_object_set(out, "subject", json_object_get(ctx->body,
+		    "subject") ? json_object_get(ctx->body, "subject") :
+		    json_null());
+		json_object_set_new(out, "from", e.from ? json_string(e.from) :
+		    json_null());
+		json_object_set(out, "templateId", json_object_get(ctx->body,
+		    "templateId") ? json_object_get(ctx->body, "templateId") :
+		    json_null());
+	}
+done:
+	attachments_free(&e.shared);
+	mimetype_free(e.magic);
+	tmpl_free(e.tmpl);
+	json_decref(e.notices);
+	if (p != NULL)
+		return problem_response(p);
+	return response_json(200, out);
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_EMAIL,
+	.limit = LIMIT_EMAIL,
+	.needs_spool = 1,
+	.handler = email_deliver,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}
