@@ -1,0 +1,118 @@
+/*
+ * attachments: POST /email/v1/attachments, the deprecated upload
+ * (CONTRACT section 5).  {"attachmentName","content"} -> 201
+ * {"attachmentId","attachmentName","contentType","size"} with
+ * "Deprecation: true" and a Link to the inline way.  The upload belongs
+ * to the calling client and expires after 7 days.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "mime.h"
+#include "mimetype.h"
+#include "problem.h"
+#include "spool.h"
+#include "valid.h"
+
+static const struct field upload_fields[] = {
+	{ "attachmentName", FIELD_STRING, FIELD_REQUIRED, 0, 0,
+	    mime_filename_check, NULL, 0 },
+	{ "content", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
+	FIELD_END
+};
+
+static struct response *
+deprecated(struct response *r)
+{
+	if (r != NULL) {
+		response_header(r, "Deprecation", "true");
+		response_header(r, "Link", "</deliver>; rel=\"alternate\"; "
+		    "title=\"send attachments inline in the attachments of "
+		    "POST /deliver\"");
+	}
+	return r;
+}
+
+static struct response *
+upload(struct ctx *ctx)
+{
+	struct mimetype	*magic;
+	struct problem	*p;
+	const json_t	*content;
+	json_t		*doc, *reply;
+	unsigned char	*data;
+	char		 id[SPOOL_ID_LEN + 1], type[128], err[256], now[32];
+	char		*b64;
+	size_t		 len;
+	int		 rc;
+	enum msg_status	 st;
+
+	if ((p = problem_new(400, "invalid-field",
+	    "the upload is not valid")) == NULL)
+		return NULL;
+	if (valid_object(ctx->body, upload_fields, "", p->errors) > 0)
+		return deprecated(problem_response(p));
+	content = json_object_get(ctx->body, "content");
+	rc = mime_base64_decode(json_string_value(content),
+	    json_string_length(content), ctx->limits->attachment, &data, &len);
+	if (rc != 0) {
+		if (rc == -2) {
+			p->status = 413;
+			problem_add(p, "content", "decodes to more than %zu "
+			    "bytes", ctx->limits->attachment);
+		} else
+			problem_add(p, "content", "must be base64 (RFC 4648)");
+		return deprecated(problem_response(p));
+	}
+	problem_free(p);
+	if ((magic = mimetype_new(err, sizeof(err))) == NULL) {
+		free(data);
+		return deprecated(response_error(500, err));
+	}
+	mimetype_detect(magic, data, len, type, sizeof(type));
+	mimetype_free(magic);
+	b64 = mime_base64_encode(data, len);
+	free(data);
+	if (b64 == NULL || spool_id_new(id) == -1) {
+		free(b64);
+		return deprecated(response_error(503,
+		    "the spool cannot take uploads now"));
+	}
+	spool_time_format(time(NULL), now, sizeof(now));
+	doc = json_pack("{s:i, s:s, s:s, s:O, s:s, s:I, s:s, s:s}",
+	    "version", SPOOL_VERSION, "attachmentId", id, "client",
+	    ctx->client->id, "attachmentName", json_object_get(ctx->body,
+	    "attachmentName"), "contentType", type, "size", (json_int_t)len,
+	    "created", now, "content", b64);
+	free(b64);
+	st = doc ? spool_upload_store(ctx->spool, ctx->client->id, doc) :
+	    MSG_TEMPFAIL;
+	json_decref(doc);
+	if (st != MSG_OK)
+		return deprecated(response_error(st == MSG_TEMPFAIL ? 503 : 500,
+		    "the spool cannot take uploads now"));
+	reply = json_pack("{s:s, s:O, s:s, s:I}", "attachmentId", id,
+	    "attachmentName", json_object_get(ctx->body, "attachmentName"),
+	    "contentType", type, "size", (json_int_t)len);
+	return deprecated(response_json(201, reply));
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_EMAIL,
+	.limit = LIMIT_EMAIL,
+	.needs_spool = 1,
+	.handler = upload,
+};
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	(void)argc;
+	(void)argv;
+	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
+}
