@@ -344,6 +344,7 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 	size_t		 limit;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.req = req;
 	if (strcmp(req->method, ep->method) != 0) {
 		p = problem_new(405, "method-not-allowed",
 		    "%s is not allowed here; use %s", req->method, ep->method);
@@ -360,7 +361,6 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 		r = response_error(500, "the service is misconfigured");
 		goto done;
 	}
-	ctx.req = req;
 	ctx.cfg = cfg;
 	ctx.limits = &limits;
 	if (ep->needs_key) {

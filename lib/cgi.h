@@ -41,11 +41,15 @@ struct request {
 	size_t		 body_len;
 };
 
-/* What a handler gets: everything checked before it runs. */
+/*
+ * What a handler gets: everything checked before it runs.  An endpoint
+ * that needs no key, body or spool (the health check) gets only req:
+ * it answers even when the config cannot be read.
+ */
 struct ctx {
 	const struct request	*req;
-	const struct config	*cfg;
-	const struct limits	*limits;
+	const struct config	*cfg;		/* NULL: see above */
+	const struct limits	*limits;	/* NULL: see above */
 	const struct client	*client;	/* NULL when no key needed */
 	struct spool		*spool;		/* NULL unless needs_spool */
 	char			*templates;	/* templates root */

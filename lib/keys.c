@@ -206,6 +206,7 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 	char		 line[KEYS_LINE_MAX], *tmp = NULL;
 	struct stat	 st;
 	int		 fd, changed = 0, rc = -1;
+	char		 last = '\n';
 	mode_t		 mode = 0640;
 
 	if ((in = fopen(path, "re")) == NULL && errno != ENOENT) {
@@ -231,7 +232,11 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 		if (edit != NULL)
 			changed += edit(line, sizeof(line), arg);
 		fputs(line, out);
+		last = line[strlen(line) - 1];
 	}
+	/* A last line without its newline must not swallow the next. */
+	if (extra != NULL && last != '\n')
+		fputc('\n', out);
 	if (extra != NULL)
 		fputs(extra, out);
 	if ((in != NULL && ferror(in)) || fflush(out) != 0 ||

@@ -165,8 +165,9 @@ spool_id_new(char *out)
 	return 0;
 }
 
-int
-spool_id_valid(const char *s)
+/* Whether s begins with an id. */
+static int
+id_prefix(const char *s)
 {
 	size_t	i;
 
@@ -175,6 +176,12 @@ spool_id_valid(const char *s)
 			return 0;
 	/* The first character holds only 3 bits of the time. */
 	return s[0] <= '7';
+}
+
+int
+spool_id_valid(const char *s)
+{
+	return id_prefix(s) && s[SPOOL_ID_LEN] == '\0';
 }
 
 long long
@@ -438,7 +445,7 @@ spool_list(struct spool *s, enum spool_dir d, char ***names)
 	}
 	rewinddir(dir);
 	while ((de = readdir(dir)) != NULL) {
-		if (!spool_id_valid(de->d_name) ||
+		if (!id_prefix(de->d_name) ||
 		    strlen(de->d_name) >= SPOOL_NAME_MAX)
 			continue;
 		if (n == cap) {
@@ -481,7 +488,7 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 	struct stat	st;
 	int		d;
 
-	if (!spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+	if (!spool_id_valid(id))
 		return -1;
 	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
@@ -528,7 +535,7 @@ spool_upload_store(struct spool *s, const char *client, const json_t *doc)
 	enum msg_status	 rc;
 
 	id = json_string_value(json_object_get(doc, "attachmentId"));
-	if (id == NULL || !spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+	if (id == NULL || !spool_id_valid(id))
 		return MSG_PERMFAIL;
 	if ((fd = upload_dir(s, client, 1)) == -1)
 		return errno_status(errno);
@@ -549,7 +556,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	time_t		 t;
 	int		 dfd, fd;
 
-	if (!spool_id_valid(id) || strlen(id) != SPOOL_ID_LEN)
+	if (!spool_id_valid(id))
 		return NULL;
 	if ((dfd = upload_dir(s, client, 0)) == -1)
 		return NULL;

@@ -177,9 +177,16 @@ valid_time_parse(const char *s, time_t *out)
 const char *
 valid_rfc3339(const char *s, size_t len)
 {
+	char	copy[65];
 	time_t	t;
 
-	if (len > 64 || valid_time_parse(s, &t) == -1)
+	/* Exactly len bytes are the value, as for every validator. */
+	if (len >= sizeof(copy) || memchr(s, '\0', len) != NULL)
+		return "must be an RFC 3339 time such as "
+		    "2026-11-23T10:00:00Z";
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	if (valid_time_parse(copy, &t) == -1)
 		return "must be an RFC 3339 time such as "
 		    "2026-11-23T10:00:00Z";
 	return NULL;
@@ -192,7 +199,8 @@ valid_email(const char *s, size_t len)
 	const char	*at;
 	size_t		 i, local;
 
-	if (len > 254 || (at = memchr(s, '@', len)) == NULL)
+	if (len > 254 || memchr(s, '\0', len) != NULL ||
+	    (at = memchr(s, '@', len)) == NULL)
 		return "must be an email address such as name@example.com";
 	local = (size_t)(at - s);
 	if (local == 0 || local > 64 || s[0] == '.' || s[local - 1] == '.')

@@ -422,6 +422,29 @@ test_secret_one_newline_removed(void **state)
 }
 
 static void
+test_secret_relative_file(void **state)
+{
+	const char	*dir = *state;
+	char		 tok[512], conf[512], err[256] = "";
+	struct config	*c;
+	char		*s;
+
+	/* A relative NAME-file is taken relative to the config's directory. */
+	write_file(dir, "token", "rel-secret\n", tok, sizeof(tok));
+	write_file(dir, "msgspool.conf", "[sms]\nauth-token-file = token\n",
+	    conf, sizeof(conf));
+	c = config_load(conf, err, sizeof(err));
+	if (c == NULL)
+		fail_msg("config_load: %s", err);
+	s = config_secret(c, "sms", "auth-token", err, sizeof(err));
+	if (s == NULL)
+		fail_msg("config_secret: %s", err);
+	assert_string_equal(s, "rel-secret");
+	free(s);
+	config_free(c);
+}
+
+static void
 test_secret_inline(void **state)
 {
 	struct config	*c;
@@ -721,6 +744,8 @@ main(void)
 		    setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(
 		    test_secret_one_newline_removed, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_secret_relative_file,
+		    setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_secret_inline),
 		cmocka_unit_test_setup_teardown(test_secret_missing_file,
 		    setup_tmp, teardown_tmp),

@@ -286,6 +286,27 @@ test_lookup_no_trailing_newline(void **state)
 }
 
 static void
+test_lookup_crlf_lines(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[512], line[256];
+
+	/* A keys file edited on another system: CRLF line ends. */
+	key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
+	line[strlen(line) - 1] = '\0';
+	snprintf(text, sizeof(text), "# keys\r\n%s\r\n", line);
+	key_line(line, sizeof(line), "old", "key-old", "sms", ":disabled");
+	line[strlen(line) - 1] = '\0';
+	strcat(text, line);
+	strcat(text, "\r\n");
+	write_text(f->keys, text);
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
+	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
+	assert_int_equal(lookup(f->keys, "key-old", &c), KEYS_DISABLED);
+}
+
+static void
 test_scopes_parse(void **state)
 {
 	unsigned	s;
@@ -395,7 +416,8 @@ test_add_then_lookup(void **state)
 	if (keys_add(f->keys, "newco", "sms,ott", key, sizeof(key), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add: %s", err);
-	assert_int_equal(strlen(key), 43);
+	/* keys.h: 44 URL-safe characters (264 bits). */
+	assert_int_equal(strlen(key), 44);
 	assert_true(url_safe(key));
 
 	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
@@ -411,6 +433,30 @@ test_add_then_lookup(void **state)
 	/* The key itself is never stored. */
 	assert_null(strstr(text, key));
 	free(text);
+	assert_well_formed(f->keys);
+}
+
+static void
+test_add_file_without_trailing_newline(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 key[128], err[256] = "", line[256];
+
+	/* An operator's editor may leave the last line unterminated. */
+	key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
+	line[strlen(line) - 1] = '\0';
+	write_text(f->keys, line);
+	if (keys_add(f->keys, "newco", "ott", key, sizeof(key), err,
+	    sizeof(err)) != 0)
+		fail_msg("keys_add: %s", err);
+	/* Both the old line and the new one still work. */
+	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
+	assert_string_equal(c.id, "acme");
+	assert_int_equal(c.scopes, SCOPE_SMS);
+	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
+	assert_string_equal(c.id, "newco");
+	assert_int_equal(c.scopes, SCOPE_OTT);
 	assert_well_formed(f->keys);
 }
 
@@ -596,9 +642,11 @@ main(void)
 		T(test_lookup_missing_file),
 		T(test_lookup_empty_file),
 		T(test_lookup_no_trailing_newline),
+		T(test_lookup_crlf_lines),
 		cmocka_unit_test(test_scopes_parse),
 		cmocka_unit_test(test_client_valid),
 		T(test_add_then_lookup),
+		T(test_add_file_without_trailing_newline),
 		T(test_add_star_scope),
 		T(test_add_refuses_enabled_duplicate),
 		T(test_add_two_clients_distinct_keys),

@@ -333,12 +333,20 @@ test_id_valid(void **state)
 	assert_true(spool_id_valid("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"));
 	assert_false(spool_id_valid(""));
 	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAVX"));
 	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA-"));
 	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAU"));
 	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA/"));
 	assert_false(spool_id_valid("../../../../etc/passwd1234"));
+}
+
+static void
+test_id_valid_exact_length(void **state)
+{
+	(void)state;
+	/* spool.h: an id is 26 characters; longer strings are not ids. */
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAVX"));
 	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV.json"));
+	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV/../../x"));
 }
 
 static void
@@ -816,6 +824,90 @@ test_time_format(void **state)
 	assert_string_equal(buf, "2026-11-23T10:00:00Z");
 }
 
+/* Uploads of the deprecated attachments route */
+
+static json_t *
+upload_doc(char *id, time_t created)
+{
+	char	ts[32];
+
+	assert_int_equal(spool_id_new(id), 0);
+	spool_time_format(created, ts, sizeof(ts));
+	return json_pack("{s:s,s:s,s:s,s:i,s:s}", "attachmentId", id,
+	    "attachmentName", "a.txt", "contentType", "text/plain", "size", 2,
+	    "created", ts);
+}
+
+static void
+test_upload_round_trip(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], other[SPOOL_ID_LEN + 1];
+	char		 path[512];
+	json_t		*doc, *got;
+	struct stat	 st;
+
+	doc = upload_doc(id, time(NULL));
+	assert_int_equal(spool_upload_store(f->sp, "acme", doc), MSG_OK);
+	snprintf(path, sizeof(path), "%s/uploads/acme/%s.json", f->root, id);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+	/* Not a message: nothing queued. */
+	assert_int_equal(count_entries(f, SPOOL_NEW), 0);
+
+	got = spool_upload_load(f->sp, "acme", id);
+	assert_non_null(got);
+	assert_true(json_equal(got, doc));
+	json_decref(got);
+	/* Another client cannot read it. */
+	assert_null(spool_upload_load(f->sp, "other", id));
+	/* An id that was never stored. */
+	assert_int_equal(spool_id_new(other), 0);
+	assert_null(spool_upload_load(f->sp, "acme", other));
+	/* Nor names that are not ids or clients. */
+	assert_null(spool_upload_load(f->sp, "../uploads/acme", id));
+	assert_null(spool_upload_load(f->sp, "acme", "../acme/x"));
+	json_decref(doc);
+}
+
+static void
+test_upload_expiry(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id1[SPOOL_ID_LEN + 1], id2[SPOOL_ID_LEN + 1];
+	json_t		*old, *young, *got;
+	time_t		 now = time(NULL);
+
+	/* 8 days old: expired (7 days); 6 days old: still there. */
+	old = upload_doc(id1, now - 8 * 24 * 3600);
+	young = upload_doc(id2, now - 6 * 24 * 3600);
+	assert_int_equal(spool_upload_store(f->sp, "acme", old), MSG_OK);
+	assert_int_equal(spool_upload_store(f->sp, "acme", young), MSG_OK);
+	assert_null(spool_upload_load(f->sp, "acme", id1));
+	got = spool_upload_load(f->sp, "acme", id2);
+	assert_non_null(got);
+	json_decref(got);
+	json_decref(old);
+	json_decref(young);
+}
+
+static void
+test_upload_bad_id(void **state)
+{
+	struct fixture	*f = *state;
+	json_t		*doc;
+
+	doc = json_pack("{s:s,s:s}", "attachmentId", "../../escape",
+	    "created", "2026-01-01T00:00:00Z");
+	assert_int_not_equal(spool_upload_store(f->sp, "acme", doc), MSG_OK);
+	json_decref(doc);
+	doc = json_pack("{s:s}", "created", "2026-01-01T00:00:00Z");
+	assert_int_not_equal(spool_upload_store(f->sp, "acme", doc), MSG_OK);
+	json_decref(doc);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
+}
+
 int
 main(void)
 {
@@ -830,6 +922,7 @@ main(void)
 		cmocka_unit_test(test_id_unique),
 		cmocka_unit_test(test_id_sorted_by_creation),
 		cmocka_unit_test(test_id_valid),
+		cmocka_unit_test(test_id_valid_exact_length),
 		cmocka_unit_test(test_id_time),
 		cmocka_unit_test(test_doc_new_fields),
 		cmocka_unit_test(test_doc_new_notbefore),
@@ -851,6 +944,9 @@ main(void)
 		cmocka_unit_test(test_dirname_round_trip),
 		TS(test_path),
 		cmocka_unit_test(test_time_format),
+		TS(test_upload_round_trip),
+		TS(test_upload_expiry),
+		TS(test_upload_bad_id),
 	};
 #undef TD
 #undef TS

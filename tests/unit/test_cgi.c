@@ -1,0 +1,1335 @@
+/*
+ * test_cgi.c: unit tests for lib/cgi.c (RFC 3875; CONTRACT sections 2-4).
+ *
+ * The cgi_run tests build a whole temporary installation (config, keys
+ * file, spool, templates) and drive cgi_run with an environment array,
+ * a file as stdin and a file as stdout.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cgi.h"
+#include "config.h"
+#include "keys.h"
+#include "problem.h"
+
+#define PROBLEM_TYPE	"application/problem+json"
+#define MAXENV		16
+
+/* What the test handler saw on its last call. */
+static struct {
+	int	called;
+	int	has_req;
+	int	has_client;
+	char	client[CLIENT_ID_MAX + 1];
+	int	has_spool;
+	int	has_body;
+	int	has_limits;
+	size_t	limit_body;
+	char	templates[512];
+} seen;
+
+struct fixture {
+	char	dir[64];
+	char	conf[128];		/* the good config */
+	char	conf_nospool[128];	/* spool without subdirectories */
+	char	conf_small[128];	/* max-body = 16 */
+	char	conf_nokeys[128];	/* keys file missing */
+	char	templates[128];
+};
+
+struct env {
+	char	*v[MAXENV + 1];
+	size_t	 n;
+};
+
+struct result {
+	int	 rc;
+	int	 status;
+	char	*raw;		/* all output */
+	size_t	 rawlen;
+	char	*head;		/* up to and including the blank line */
+	char	*body;		/* after it */
+	size_t	 bodylen;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+write_file(const char *path, const char *text, size_t len)
+{
+	int	fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	write_file(path, text, strlen(text));
+}
+
+static void
+make_dir(const char *dir, const char *name)
+{
+	char	path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(mkdir(path, 0700), 0);
+}
+
+static void
+key_line(char *out, size_t len, const char *client, const char *key,
+    const char *scopes, const char *suffix)
+{
+	char	hex[KEY_HASH_HEX + 1];
+
+	keys_hash_hex(key, strlen(key), hex);
+	snprintf(out, len, "%s:%s:%s%s\n", client, hex, scopes, suffix);
+}
+
+static void
+write_conf(const char *path, const char *dir, const char *spool,
+    const char *keys, const char *extra)
+{
+	char	text[2048];
+
+	snprintf(text, sizeof(text), "# test config\n%s"
+	    "spool = %s/%s\nkeys = %s/%s\ntemplates = %s/templates\n"
+	    "[sms]\nprovider = file\n", extra, dir, spool, dir, keys, dir);
+	write_text(path, text);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*f;
+	char		 path[512], keys[2048], line[256];
+	static const char *const subdirs[] = {
+		"spool/tmp", "spool/new", "spool/deferred", "spool/cur",
+		"spool/sent", "spool/failed"
+	};
+	size_t		 i;
+
+	memset(&seen, 0, sizeof(seen));
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-cgi-XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+
+	make_dir(f->dir, "spool");
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++)
+		make_dir(f->dir, subdirs[i]);
+	make_dir(f->dir, "bare");
+	make_dir(f->dir, "templates");
+	snprintf(f->templates, sizeof(f->templates), "%s/templates", f->dir);
+
+	keys[0] = '\0';
+	strcat(keys, "# test keys\n");
+	key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
+	strcat(keys, line);
+	key_line(line, sizeof(line), "mail", "key-mail", "email", "");
+	strcat(keys, line);
+	key_line(line, sizeof(line), "off", "key-off", "*", ":disabled");
+	strcat(keys, line);
+	key_line(line, sizeof(line), "boss", "key-all", "*", "");
+	strcat(keys, line);
+	snprintf(path, sizeof(path), "%s/keys", f->dir);
+	write_text(path, keys);
+
+	snprintf(f->conf, sizeof(f->conf), "%s/msgspool.conf", f->dir);
+	write_conf(f->conf, f->dir, "spool", "keys", "");
+	snprintf(f->conf_nospool, sizeof(f->conf_nospool), "%s/nospool.conf",
+	    f->dir);
+	write_conf(f->conf_nospool, f->dir, "bare", "keys", "");
+	snprintf(f->conf_small, sizeof(f->conf_small), "%s/small.conf",
+	    f->dir);
+	write_conf(f->conf_small, f->dir, "spool", "keys", "max-body = 16\n");
+	snprintf(f->conf_nokeys, sizeof(f->conf_nokeys), "%s/nokeys.conf",
+	    f->dir);
+	write_conf(f->conf_nokeys, f->dir, "spool", "no-such-keys", "");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void env_add(struct env *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+env_add(struct env *e, const char *fmt, ...)
+{
+	va_list	ap;
+	int	r;
+
+	assert_true(e->n < MAXENV);
+	va_start(ap, fmt);
+	r = vasprintf(&e->v[e->n], fmt, ap);
+	va_end(ap);
+	assert_true(r >= 0);
+	e->n++;
+	e->v[e->n] = NULL;
+}
+
+static void
+env_free(struct env *e)
+{
+	size_t	i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->v[i]);
+	e->n = 0;
+	e->v[0] = NULL;
+}
+
+/*
+ * A POST environment: config, method, key, type, length (each NULL to
+ * leave it out).
+ */
+static void
+env_request(struct env *e, const char *conf, const char *method,
+    const char *key, const char *type, const char *length)
+{
+	memset(e, 0, sizeof(*e));
+	env_add(e, "PATH=/usr/bin:/bin");
+	env_add(e, "GATEWAY_INTERFACE=CGI/1.1");
+	if (conf != NULL)
+		env_add(e, "MSGSPOOL_CONFIG=%s", conf);
+	if (method != NULL)
+		env_add(e, "REQUEST_METHOD=%s", method);
+	if (key != NULL)
+		env_add(e, "HTTP_X_API_KEY=%s", key);
+	if (type != NULL)
+		env_add(e, "CONTENT_TYPE=%s", type);
+	if (length != NULL)
+		env_add(e, "CONTENT_LENGTH=%s", length);
+}
+
+static char *
+slurp_fd(int fd, size_t *lenp)
+{
+	char	*buf = NULL, *nb;
+	size_t	 len = 0, cap = 0;
+	ssize_t	 n;
+
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			assert_non_null(nb);
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (buf == NULL) {
+		buf = malloc(1);
+		assert_non_null(buf);
+	}
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+}
+
+/* Split raw CGI output into status, head and body. */
+static void
+parse_output(struct result *r)
+{
+	char	*sep;
+
+	r->status = -1;
+	r->head = NULL;
+	r->body = NULL;
+	r->bodylen = 0;
+	if (strncmp(r->raw, "Status: ", 8) == 0)
+		r->status = atoi(r->raw + 8);
+	sep = strstr(r->raw, "\r\n\r\n");
+	if (sep == NULL)
+		return;
+	r->head = strndup(r->raw, (size_t)(sep - r->raw) + 4);
+	assert_non_null(r->head);
+	r->body = sep + 4;
+	r->bodylen = r->rawlen - (size_t)(r->body - r->raw);
+}
+
+static void
+result_free(struct result *r)
+{
+	free(r->raw);
+	free(r->head);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The value of header name in r->head (case-insensitive), or NULL. */
+static char *
+header_value(const struct result *r, const char *name, char *buf,
+    size_t len)
+{
+	const char	*p, *eol, *v;
+	size_t		 nl = strlen(name);
+
+	if (r->head == NULL)
+		return NULL;
+	for (p = r->head; *p != '\0'; p = eol + 2) {
+		if ((eol = strstr(p, "\r\n")) == NULL || eol == p)
+			break;
+		if ((size_t)(eol - p) > nl && strncasecmp(p, name, nl) == 0 &&
+		    p[nl] == ':') {
+			v = p + nl + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			snprintf(buf, len, "%.*s", (int)(eol - v), v);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Run cgi_run with body as stdin; the output lands in r. */
+static void
+run(const struct fixture *f, const struct endpoint *ep, struct env *e,
+    const char *body, size_t bodylen, struct result *r)
+{
+	char	inpath[512], outpath[512];
+	int	in, out;
+
+	snprintf(inpath, sizeof(inpath), "%s/stdin", f->dir);
+	snprintf(outpath, sizeof(outpath), "%s/stdout", f->dir);
+	write_file(inpath, body != NULL ? body : "", bodylen);
+	in = open(inpath, O_RDONLY);
+	assert_true(in >= 0);
+	out = open(outpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(out >= 0);
+
+	memset(r, 0, sizeof(*r));
+	r->rc = cgi_run(ep, e->v, in, out);
+	/* cgi_run may arm alarm(); the test process must not get it. */
+	alarm(0);
+	close(in);
+	assert_int_equal(lseek(out, 0, SEEK_SET), 0);
+	r->raw = slurp_fd(out, &r->rawlen);
+	close(out);
+	parse_output(r);
+	env_free(e);
+}
+
+static json_t *
+body_json(const struct result *r)
+{
+	json_error_t	 err;
+	json_t		*v;
+
+	assert_non_null(r->body);
+	v = json_loadb(r->body, r->bodylen, 0, &err);
+	if (v == NULL)
+		fail_msg("response body is not JSON (%s): %s", err.text,
+		    r->body);
+	return v;
+}
+
+/* A problem response with status: check head and body. */
+static void
+assert_problem(const struct result *r, int status)
+{
+	char	 buf[256];
+	json_t	*v;
+
+	if (r->status != status)
+		fail_msg("wanted status %d, got:\n%s", status, r->raw);
+	assert_int_equal(r->rc, 0);
+	assert_non_null(header_value(r, "Content-Type", buf, sizeof(buf)));
+	assert_string_equal(buf, PROBLEM_TYPE);
+	v = body_json(r);
+	assert_int_equal(json_integer_value(json_object_get(v, "status")),
+	    status);
+	assert_string_equal(json_string_value(json_object_get(v, "title")),
+	    http_reason(status));
+	assert_true(strncmp(json_string_value(json_object_get(v, "type")),
+	    "urn:msgspool:problem:", 21) == 0);
+	assert_non_null(json_string_value(json_object_get(v, "detail")));
+	json_decref(v);
+	assert_int_equal(seen.called, 0);
+}
+
+/* The handler: records what it saw and echoes it back with a 202. */
+static struct response *
+echo_handler(struct ctx *c)
+{
+	struct response	*r;
+	json_t		*v;
+
+	seen.called++;
+	seen.has_req = c->req != NULL;
+	seen.has_client = c->client != NULL;
+	if (c->client != NULL)
+		snprintf(seen.client, sizeof(seen.client), "%s", c->client->id);
+	seen.has_spool = c->spool != NULL;
+	seen.has_body = c->body != NULL;
+	seen.has_limits = c->limits != NULL;
+	if (c->limits != NULL)
+		seen.limit_body = c->limits->body;
+	if (c->templates != NULL)
+		snprintf(seen.templates, sizeof(seen.templates), "%s",
+		    c->templates);
+	v = json_pack("{s:s,s:O?}", "client",
+	    c->client != NULL ? c->client->id : "", "body", c->body);
+	r = response_json(202, v);
+	if (r != NULL)
+		response_header(r, "X-Handler", "yes");
+	return r;
+}
+
+static const struct endpoint ep_sms = {
+	"POST", 1, SCOPE_SMS, LIMIT_BODY, 1, echo_handler
+};
+static const struct endpoint ep_email = {
+	"POST", 1, SCOPE_EMAIL, LIMIT_EMAIL, 1, echo_handler
+};
+static const struct endpoint ep_ping = {
+	"GET", 0, 0, LIMIT_NONE, 0, echo_handler
+};
+static const struct endpoint ep_templates = {
+	"GET", 1, 0, LIMIT_NONE, 0, echo_handler
+};
+
+#define GOOD_BODY	"{\"x\":\"hello\"}"
+
+/* cgi_env, cgi_request_init */
+
+static void
+test_env(void **state)
+{
+	char *const	env[] = {
+		"A=1", "AB=2", "REQUEST_METHOD=POST", "EMPTY=", "EQ=a=b", NULL
+	};
+	char *const	empty[] = { NULL };
+
+	(void)state;
+	assert_string_equal(cgi_env(env, "A"), "1");
+	assert_string_equal(cgi_env(env, "AB"), "2");
+	assert_string_equal(cgi_env(env, "REQUEST_METHOD"), "POST");
+	assert_string_equal(cgi_env(env, "EMPTY"), "");
+	assert_string_equal(cgi_env(env, "EQ"), "a=b");
+	assert_null(cgi_env(env, "B"));
+	assert_null(cgi_env(env, "REQUEST"));
+	assert_null(cgi_env(env, "REQUEST_METHOD="));
+	assert_null(cgi_env(env, "ABC"));
+	assert_null(cgi_env(empty, "A"));
+}
+
+static void
+test_request_init(void **state)
+{
+	char *const	env[] = {
+		"REQUEST_METHOD=POST",
+		"CONTENT_TYPE=application/json",
+		"HTTP_X_API_KEY=secret-key",
+		"CONTENT_LENGTH=123",
+		NULL
+	};
+	struct request	req;
+
+	(void)state;
+	memset(&req, 0x5a, sizeof(req));
+	cgi_request_init(&req, env);
+	assert_string_equal(req.method, "POST");
+	assert_string_equal(req.content_type, "application/json");
+	assert_string_equal(req.api_key, "secret-key");
+	assert_true(req.has_length);
+	assert_int_equal(req.content_length, 123);
+	assert_true(req.envp == env);
+	assert_null(req.body);
+	assert_int_equal(req.body_len, 0);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_init_absent(void **state)
+{
+	char *const	env[] = { "PATH=/bin", NULL };
+	struct request	req;
+
+	(void)state;
+	memset(&req, 0x5a, sizeof(req));
+	cgi_request_init(&req, env);
+	assert_string_equal(req.method, "GET");
+	assert_null(req.content_type);
+	assert_null(req.api_key);
+	assert_false(req.has_length);
+	assert_null(req.body);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_init_bad_length(void **state)
+{
+	static const char *const bad[] = {
+		"abc", "12abc", "-1", "+12", " 12", "1.5", "0x10",
+		"99999999999999999999999999",
+	};
+	char		 var[64];
+	char		*env[3];
+	struct request	 req;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(var, sizeof(var), "CONTENT_LENGTH=%s", bad[i]);
+		env[0] = "REQUEST_METHOD=POST";
+		env[1] = var;
+		env[2] = NULL;
+		cgi_request_init(&req, env);
+		assert_true(req.has_length);
+		if (req.content_length != SIZE_MAX)
+			fail_msg("CONTENT_LENGTH=%s gave %zu, not SIZE_MAX",
+			    bad[i], req.content_length);
+		cgi_request_free(&req);
+	}
+}
+
+static void
+test_request_init_zero_length(void **state)
+{
+	char *const	env[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=0",
+	    NULL };
+	struct request	req;
+
+	(void)state;
+	cgi_request_init(&req, env);
+	assert_true(req.has_length);
+	assert_int_equal(req.content_length, 0);
+	cgi_request_free(&req);
+}
+
+/* cgi_request_read */
+
+static void
+test_request_read_exact(void **state)
+{
+	struct request	 req;
+	char *const	 env[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=11",
+	    NULL };
+	const char	*data = "hello worldEXTRA BYTES";
+	int		 p[2];
+	char		*rest;
+	size_t		 restlen;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], data, strlen(data)),
+	    (ssize_t)strlen(data));
+	cgi_request_init(&req, env);
+	assert_int_equal(cgi_request_read(&req, p[0]), 0);
+	assert_int_equal(req.body_len, 11);
+	assert_memory_equal(req.body, "hello world", 11);
+	assert_int_equal(req.body[11], '\0');
+	/* Never more: the rest is still in the pipe. */
+	close(p[1]);
+	rest = slurp_fd(p[0], &restlen);
+	close(p[0]);
+	assert_int_equal(restlen, strlen("EXTRA BYTES"));
+	assert_string_equal(rest, "EXTRA BYTES");
+	free(rest);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_read_short(void **state)
+{
+	struct request	 req;
+	char *const	 env[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=10",
+	    NULL };
+	int		 p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "abc", 3), 3);
+	close(p[1]);
+	cgi_request_init(&req, env);
+	assert_int_equal(cgi_request_read(&req, p[0]), -1);
+	close(p[0]);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_read_empty(void **state)
+{
+	struct request	 req;
+	char *const	 env[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=0",
+	    NULL };
+	int		 p[2];
+	char		*rest;
+	size_t		 restlen;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "zz", 2), 2);
+	cgi_request_init(&req, env);
+	assert_int_equal(cgi_request_read(&req, p[0]), 0);
+	assert_int_equal(req.body_len, 0);
+	close(p[1]);
+	rest = slurp_fd(p[0], &restlen);
+	close(p[0]);
+	assert_string_equal(rest, "zz");
+	free(rest);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_read_large_in_pieces(void **state)
+{
+	enum { N = 300000 };
+	struct request	 req;
+	char		 var[64];
+	char		*env[3];
+	char		*data, *rest;
+	size_t		 i, restlen;
+	int		 p[2], status;
+	pid_t		 pid;
+
+	(void)state;
+	data = malloc(N);
+	assert_non_null(data);
+	for (i = 0; i < N; i++)
+		data[i] = (char)('a' + i % 26);
+	assert_int_equal(pipe(p), 0);
+	/* More than a pipe holds: a child writes it in pieces. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t	off = 0;
+		ssize_t	n;
+
+		close(p[0]);
+		while (off < N) {
+			n = write(p[1], data + off,
+			    N - off > 1000 ? 1000 : N - off);
+			if (n <= 0)
+				_exit(1);
+			off += (size_t)n;
+		}
+		if (write(p[1], "TAIL", 4) != 4)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	snprintf(var, sizeof(var), "CONTENT_LENGTH=%d", N);
+	env[0] = "REQUEST_METHOD=POST";
+	env[1] = var;
+	env[2] = NULL;
+	cgi_request_init(&req, env);
+	assert_int_equal(cgi_request_read(&req, p[0]), 0);
+	assert_int_equal(req.body_len, N);
+	assert_memory_equal(req.body, data, N);
+	rest = slurp_fd(p[0], &restlen);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_string_equal(rest, "TAIL");
+	free(rest);
+	free(data);
+	cgi_request_free(&req);
+}
+
+/* cgi_is_json */
+
+static void
+test_is_json(void **state)
+{
+	(void)state;
+	assert_true(cgi_is_json("application/json"));
+	assert_true(cgi_is_json("application/json; charset=utf-8"));
+	assert_true(cgi_is_json("application/json;charset=UTF-8"));
+	assert_true(cgi_is_json("Application/JSON"));
+	assert_false(cgi_is_json("application/jsonx"));
+	assert_false(cgi_is_json("application/json-patch+json"));
+	assert_false(cgi_is_json("text/plain"));
+	assert_false(cgi_is_json("text/json"));
+	assert_false(cgi_is_json("application/x-www-form-urlencoded"));
+	assert_false(cgi_is_json(""));
+	assert_false(cgi_is_json(NULL));
+}
+
+/* Responses */
+
+static void
+write_and_read(const struct response *resp, struct result *r)
+{
+	int	p[2];
+
+	assert_int_equal(pipe(p), 0);
+	memset(r, 0, sizeof(*r));
+	r->rc = response_write(resp, p[1]);
+	close(p[1]);
+	r->raw = slurp_fd(p[0], &r->rawlen);
+	close(p[0]);
+	parse_output(r);
+}
+
+static void
+test_response_json_write(void **state)
+{
+	struct response	*resp;
+	struct result	 r;
+	char		 buf[256];
+	json_t		*v;
+
+	(void)state;
+	resp = response_json(202, json_pack("{s:s,s:s}", "smsId",
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAV", "status", "Queued"));
+	assert_non_null(resp);
+	assert_int_equal(resp->status, 202);
+	assert_non_null(strstr(resp->content_type, "application/json"));
+	assert_int_equal(response_header(resp, "X-Test", "one"), 0);
+	assert_int_equal(response_header(resp, "Retry-After", "120"), 0);
+	assert_int_equal(resp->nheaders, 2);
+
+	write_and_read(resp, &r);
+	assert_int_equal(r.rc, 0);
+	assert_true(strncmp(r.raw, "Status: 202 Accepted\r\n", 22) == 0);
+	assert_non_null(r.head);
+	assert_non_null(strstr(r.head, "\r\nX-Test: one\r\n"));
+	assert_non_null(strstr(r.head, "\r\nRetry-After: 120\r\n"));
+	assert_non_null(header_value(&r, "Content-Type", buf, sizeof(buf)));
+	assert_true(strncmp(buf, "application/json", 16) == 0);
+	/* The body is exactly what the response holds. */
+	assert_int_equal(r.bodylen, resp->body_len);
+	assert_memory_equal(r.body, resp->body, resp->body_len);
+	v = body_json(&r);
+	assert_string_equal(json_string_value(json_object_get(v, "status")),
+	    "Queued");
+	assert_string_equal(json_string_value(json_object_get(v, "smsId")),
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+	json_decref(v);
+	/* Every header line ends with CRLF: no bare LF in the head. */
+	{
+		const char	*p;
+
+		for (p = r.head; *p != '\0'; p++)
+			if (*p == '\n')
+				assert_true(p > r.head && p[-1] == '\r');
+	}
+	result_free(&r);
+	response_free(resp);
+}
+
+static void
+test_response_new_binary_body(void **state)
+{
+	struct response	*resp;
+	struct result	 r;
+	char		 buf[256];
+
+	(void)state;
+	resp = response_new(200, "application/octet-stream", "a\0b", 3);
+	assert_non_null(resp);
+	assert_int_equal(resp->status, 200);
+	assert_string_equal(resp->content_type, "application/octet-stream");
+	assert_int_equal(resp->body_len, 3);
+	assert_memory_equal(resp->body, "a\0b", 3);
+	write_and_read(resp, &r);
+	assert_int_equal(r.rc, 0);
+	assert_true(strncmp(r.raw, "Status: 200 OK\r\n", 16) == 0);
+	assert_non_null(header_value(&r, "Content-Type", buf, sizeof(buf)));
+	assert_string_equal(buf, "application/octet-stream");
+	assert_int_equal(r.bodylen, 3);
+	assert_memory_equal(r.body, "a\0b", 3);
+	/* A Content-Length, if sent, must be right. */
+	if (header_value(&r, "Content-Length", buf, sizeof(buf)) != NULL)
+		assert_string_equal(buf, "3");
+	result_free(&r);
+	response_free(resp);
+}
+
+static void
+test_response_header_rejects_crlf(void **state)
+{
+	struct response	*resp;
+	struct result	 r;
+
+	(void)state;
+	resp = response_new(200, "text/plain", "ok", 2);
+	assert_non_null(resp);
+	/* Either refused, or never written as a second header. */
+	if (response_header(resp, "X-Evil", "a\r\nSet-Cookie: x=1") == 0) {
+		write_and_read(resp, &r);
+		assert_null(strstr(r.raw, "\r\nSet-Cookie:"));
+		result_free(&r);
+	}
+	response_free(resp);
+}
+
+static void
+test_response_error(void **state)
+{
+	struct response	*resp;
+	json_error_t	 e;
+	json_t		*v;
+
+	(void)state;
+	resp = response_error(500, "boom");
+	assert_non_null(resp);
+	assert_int_equal(resp->status, 500);
+	assert_string_equal(resp->content_type, PROBLEM_TYPE);
+	v = json_loadb(resp->body, resp->body_len, 0, &e);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(json_object_get(v, "status")),
+	    500);
+	assert_string_equal(json_string_value(json_object_get(v, "detail")),
+	    "boom");
+	assert_string_equal(json_string_value(json_object_get(v, "title")),
+	    "Internal Server Error");
+	json_decref(v);
+	response_free(resp);
+
+	resp = response_error(503, "spool full");
+	assert_non_null(resp);
+	assert_int_equal(resp->status, 503);
+	response_free(resp);
+}
+
+/* cgi_run */
+
+static void
+test_run_ok(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+	char		 buf[256];
+	json_t		*v;
+
+	env_request(&e, f->conf, "POST", "key-acme", "application/json",
+	    "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_int_equal(r.rc, 0);
+	assert_true(strncmp(r.raw, "Status: 202 Accepted\r\n", 22) == 0);
+	assert_non_null(header_value(&r, "X-Handler", buf, sizeof(buf)));
+	assert_string_equal(buf, "yes");
+	v = body_json(&r);
+	assert_string_equal(json_string_value(json_object_get(v, "client")),
+	    "acme");
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(v, "body"), "x")), "hello");
+	json_decref(v);
+	assert_int_equal(seen.called, 1);
+	assert_true(seen.has_req);
+	assert_true(seen.has_client);
+	assert_string_equal(seen.client, "acme");
+	assert_true(seen.has_spool);
+	assert_true(seen.has_body);
+	assert_true(seen.has_limits);
+	assert_int_equal(seen.limit_body, 1024 * 1024);
+	assert_string_equal(seen.templates, f->templates);
+	result_free(&r);
+}
+
+static void
+test_run_json_with_charset(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-acme",
+	    "application/json; charset=utf-8", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	result_free(&r);
+}
+
+static void
+test_run_star_scope(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-all", "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_string_equal(seen.client, "boss");
+	result_free(&r);
+}
+
+static void
+test_run_wrong_method(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+	char		 buf[256];
+
+	env_request(&e, f->conf, "GET", "key-acme", NULL, NULL);
+	run(f, &ep_sms, &e, NULL, 0, &r);
+	assert_problem(&r, 405);
+	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
+	assert_string_equal(buf, "POST");
+	result_free(&r);
+
+	/* Before the key is looked at. */
+	env_request(&e, f->conf, "PUT", NULL, "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 405);
+	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
+	assert_string_equal(buf, "POST");
+	result_free(&r);
+
+	env_request(&e, f->conf, "POST", NULL, "application/json", "13");
+	run(f, &ep_ping, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 405);
+	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
+	assert_string_equal(buf, "GET");
+	result_free(&r);
+}
+
+static void
+assert_401(const struct result *r)
+{
+	char	buf[256];
+
+	assert_problem(r, 401);
+	assert_non_null(header_value(r, "WWW-Authenticate", buf,
+	    sizeof(buf)));
+	assert_string_equal(buf, "ApiKey header=\"X-API-KEY\"");
+}
+
+static void
+test_run_missing_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", NULL, "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_401(&r);
+	result_free(&r);
+}
+
+static void
+test_run_empty_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "", "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_401(&r);
+	result_free(&r);
+}
+
+static void
+test_run_unknown_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-nobody", "application/json",
+	    "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_401(&r);
+	result_free(&r);
+}
+
+static void
+test_run_disabled_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-off", "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 403);
+	result_free(&r);
+}
+
+static void
+test_run_missing_scope(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-mail", "application/json",
+	    "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 403);
+	result_free(&r);
+
+	env_request(&e, f->conf, "POST", "key-acme", "application/json",
+	    "13");
+	run(f, &ep_email, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 403);
+	result_free(&r);
+}
+
+static void
+test_run_no_content_length(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-acme", "application/json", NULL);
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 411);
+	result_free(&r);
+}
+
+static void
+test_run_too_large(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* Over the default 1 MiB: refused before any byte is read. */
+	env_request(&e, f->conf, "POST", "key-acme", "application/json",
+	    "1048577");
+	run(f, &ep_sms, &e, NULL, 0, &r);
+	assert_problem(&r, 413);
+	result_free(&r);
+
+	/* Over a configured limit. */
+	env_request(&e, f->conf_small, "POST", "key-acme", "application/json",
+	    "17");
+	run(f, &ep_sms, &e, "{\"x\":\"123456789\"}", 17, &r);
+	assert_problem(&r, 413);
+	result_free(&r);
+
+	/* A CONTENT_LENGTH that is not a number is over any limit. */
+	env_request(&e, f->conf, "POST", "key-acme", "application/json",
+	    "lots");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 413);
+	result_free(&r);
+}
+
+static void
+test_run_at_limit(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* Exactly max-body bytes is allowed. */
+	env_request(&e, f->conf_small, "POST", "key-acme", "application/json",
+	    "16");
+	run(f, &ep_sms, &e, "{\"x\":\"12345678\"}", 16, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_int_equal(seen.limit_body, 16);
+	result_free(&r);
+}
+
+static void
+test_run_email_limit(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* LIMIT_EMAIL uses max-email-body, not max-body. */
+	env_request(&e, f->conf_small, "POST", "key-mail", "application/json",
+	    "17");
+	run(f, &ep_email, &e, "{\"x\":\"123456789\"}", 17, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_string_equal(seen.client, "mail");
+	result_free(&r);
+}
+
+static void
+test_run_wrong_content_type(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-acme", "text/plain", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 415);
+	result_free(&r);
+
+	env_request(&e, f->conf, "POST", "key-acme", NULL, "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 415);
+	result_free(&r);
+}
+
+static void
+test_run_bad_json(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "POST", "key-acme", "application/json", "7");
+	run(f, &ep_sms, &e, "{\"x\":1,", 7, &r);
+	assert_problem(&r, 400);
+	result_free(&r);
+
+	/* Valid JSON text but invalid UTF-8 inside a string. */
+	env_request(&e, f->conf, "POST", "key-acme", "application/json", "10");
+	run(f, &ep_sms, &e, "{\"x\":\"\xff\xfe\"}", 10, &r);
+	assert_problem(&r, 400);
+	result_free(&r);
+
+	/* An empty body is not JSON either. */
+	env_request(&e, f->conf, "POST", "key-acme", "application/json", "0");
+	run(f, &ep_sms, &e, "", 0, &r);
+	assert_problem(&r, 400);
+	result_free(&r);
+}
+
+static void
+test_run_short_body(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* CONTENT_LENGTH promises more than arrives: not a 2xx. */
+	env_request(&e, f->conf, "POST", "key-acme", "application/json", "50");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_int_equal(r.rc, 0);
+	assert_true(r.status >= 400);
+	assert_int_equal(seen.called, 0);
+	result_free(&r);
+}
+
+static void
+test_run_spool_unavailable(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+	char		 buf[256];
+
+	env_request(&e, f->conf_nospool, "POST", "key-acme",
+	    "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 503);
+	/* CONTRACT 4: a 503 carries Retry-After. */
+	assert_non_null(header_value(&r, "Retry-After", buf, sizeof(buf)));
+	assert_true(atoi(buf) > 0);
+	result_free(&r);
+}
+
+static void
+test_run_no_spool_needed(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* An endpoint without needs_spool runs with a broken spool. */
+	env_request(&e, f->conf_nospool, "GET", "key-mail", NULL, NULL);
+	run(f, &ep_templates, &e, NULL, 0, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_false(seen.has_spool);
+	assert_false(seen.has_body);
+	assert_true(seen.has_client);
+	assert_string_equal(seen.client, "mail");
+	result_free(&r);
+}
+
+static void
+test_run_any_valid_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* scope 0: any valid key, still not a disabled or unknown one. */
+	env_request(&e, f->conf, "GET", "key-acme", NULL, NULL);
+	run(f, &ep_templates, &e, NULL, 0, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	result_free(&r);
+	memset(&seen, 0, sizeof(seen));
+
+	env_request(&e, f->conf, "GET", "key-off", NULL, NULL);
+	run(f, &ep_templates, &e, NULL, 0, &r);
+	assert_problem(&r, 403);
+	result_free(&r);
+
+	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
+	run(f, &ep_templates, &e, NULL, 0, &r);
+	assert_401(&r);
+	result_free(&r);
+}
+
+static void
+test_run_ping_ignores_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
+	run(f, &ep_ping, &e, NULL, 0, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_false(seen.has_client);
+	assert_false(seen.has_spool);
+	result_free(&r);
+
+	/* A bad key is not even looked at. */
+	env_request(&e, f->conf, "GET", "key-nobody", NULL, NULL);
+	run(f, &ep_ping, &e, NULL, 0, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	result_free(&r);
+
+	/* Nor a missing keys file. */
+	env_request(&e, f->conf_nokeys, "GET", NULL, NULL, NULL);
+	run(f, &ep_ping, &e, NULL, 0, &r);
+	if (r.status != 202)
+		fail_msg("wanted 202, got:\n%s", r.raw);
+	result_free(&r);
+}
+
+static void
+test_run_ping_handler_gets_request(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	/* cgi.h: a handler is a function of a request; ctx->req is set. */
+	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
+	run(f, &ep_ping, &e, NULL, 0, &r);
+	result_free(&r);
+	assert_int_equal(seen.called, 1);
+	assert_true(seen.has_req);
+}
+
+static void
+test_run_missing_config(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+	char		 conf[512];
+
+	snprintf(conf, sizeof(conf), "%s/no-such.conf", f->dir);
+	env_request(&e, conf, "POST", "key-acme", "application/json", "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 500);
+	result_free(&r);
+}
+
+static void
+test_run_missing_keys_file(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 r;
+
+	env_request(&e, f->conf_nokeys, "POST", "key-acme", "application/json",
+	    "13");
+	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	assert_problem(&r, 500);
+	result_free(&r);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_request_init),
+		cmocka_unit_test(test_request_init_absent),
+		cmocka_unit_test(test_request_init_bad_length),
+		cmocka_unit_test(test_request_init_zero_length),
+		cmocka_unit_test(test_request_read_exact),
+		cmocka_unit_test(test_request_read_short),
+		cmocka_unit_test(test_request_read_empty),
+		cmocka_unit_test(test_request_read_large_in_pieces),
+		cmocka_unit_test(test_is_json),
+		cmocka_unit_test(test_response_json_write),
+		cmocka_unit_test(test_response_new_binary_body),
+		cmocka_unit_test(test_response_header_rejects_crlf),
+		cmocka_unit_test(test_response_error),
+		T(test_run_ok),
+		T(test_run_json_with_charset),
+		T(test_run_star_scope),
+		T(test_run_wrong_method),
+		T(test_run_missing_key),
+		T(test_run_empty_key),
+		T(test_run_unknown_key),
+		T(test_run_disabled_key),
+		T(test_run_missing_scope),
+		T(test_run_no_content_length),
+		T(test_run_too_large),
+		T(test_run_at_limit),
+		T(test_run_email_limit),
+		T(test_run_wrong_content_type),
+		T(test_run_bad_json),
+		T(test_run_short_body),
+		T(test_run_spool_unavailable),
+		T(test_run_no_spool_needed),
+		T(test_run_any_valid_key),
+		T(test_run_ping_ignores_key),
+		T(test_run_ping_handler_gets_request),
+		T(test_run_missing_config),
+		T(test_run_missing_keys_file),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
