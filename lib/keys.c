@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -289,6 +290,44 @@ disable_line(char *line, size_t size, const char *client)
 	return 1;
 }
 
+/*
+ * Serialise changes to the keys file: an flock on its directory, which
+ * stays the same inode while the file is replaced by rename.  Returns
+ * the fd to pass to unlock, or -1 with a reason in err.
+ */
+static int
+lock(const char *path, char *err, size_t errlen)
+{
+	char	*dir, *slash;
+	int	 fd;
+
+	if ((dir = strdup(path)) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((slash = strrchr(dir, '/')) == NULL)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || flock(fd, LOCK_EX) == -1) {
+		seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+	free(dir);
+	return fd;
+}
+
+static void
+unlock(int fd)
+{
+	close(fd);
+}
+
 static int
 count_client(const char *path, const char *client)
 {
@@ -314,6 +353,7 @@ keys_add(const char *path, const char *client, const char *scopes,
 	char		 key[45], hash[KEY_HASH_HEX + 1], line[KEYS_LINE_MAX];
 	unsigned	 bits;
 	size_t		 i, j;
+	int		 fd, rc;
 
 	if (!keys_client_valid(client)) {
 		seterr(err, errlen, "bad client id '%s': use 1 to 64 of "
@@ -323,11 +363,6 @@ keys_add(const char *path, const char *client, const char *scopes,
 	if (keys_scopes_parse(scopes, &bits) == -1) {
 		seterr(err, errlen, "bad scopes '%s': use a comma-separated "
 		    "list of sms, ott, email, voice, or *", scopes);
-		return -1;
-	}
-	if (count_client(path, client) != 0) {
-		seterr(err, errlen, "client '%s' already has an enabled key; "
-		    "disable it first", client);
 		return -1;
 	}
 	if (keyoutlen < sizeof(key)) {
@@ -348,7 +383,16 @@ keys_add(const char *path, const char *client, const char *scopes,
 	key[j] = '\0';
 	keys_hash_hex(key, j, hash);
 	snprintf(line, sizeof(line), "%s:%s:%s\n", client, hash, scopes);
-	if (rewrite(path, NULL, NULL, line, err, errlen) == -1)
+	if ((fd = lock(path, err, errlen)) == -1)
+		return -1;
+	if (count_client(path, client) != 0) {
+		seterr(err, errlen, "client '%s' already has an enabled key; "
+		    "disable it first", client);
+		rc = -1;
+	} else
+		rc = rewrite(path, NULL, NULL, line, err, errlen);
+	unlock(fd);
+	if (rc == -1)
 		return -1;
 	snprintf(keyout, keyoutlen, "%s", key);
 	return 0;
@@ -357,14 +401,15 @@ keys_add(const char *path, const char *client, const char *scopes,
 int
 keys_disable(const char *path, const char *client, char *err, size_t errlen)
 {
-	int	n;
+	int	n, fd, rc = -1;
 
-	if ((n = count_client(path, client)) <= 0) {
+	if ((fd = lock(path, err, errlen)) == -1)
+		return -1;
+	if ((n = count_client(path, client)) <= 0)
 		seterr(err, errlen, n == 0 ? "client '%s' has no enabled key" :
 		    "cannot read the keys file", client);
-		return -1;
-	}
-	if (rewrite(path, disable_line, client, NULL, err, errlen) == -1)
-		return -1;
-	return 0;
+	else if (rewrite(path, disable_line, client, NULL, err, errlen) != -1)
+		rc = 0;
+	unlock(fd);
+	return rc;
 }
