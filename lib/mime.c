@@ -17,18 +17,19 @@ mime_base64_decode(const char *s, size_t len, size_t max,
 	struct base64_decode_ctx	 ctx;
 	unsigned char			*p;
 	size_t				 i, sig = 0, n, done = 0, chunk;
-	int				 padded = 0;
+	size_t				 padded = 0;
 
 	*out = NULL;
 	*outlen = 0;
 	/* Count the significant characters to supply missing padding. */
 	for (i = 0; i < len; i++) {
 		if (s[i] == '=')
-			padded = 1;
+			padded++;
 		else if (!isspace((unsigned char)s[i]))
 			sig++;
 	}
-	if (!padded && sig % 4 == 1)
+	/* A lone sixth of a byte, or padding that does not fit, is wrong. */
+	if (sig % 4 == 1 || padded > 2 || (padded && (sig + padded) % 4))
 		return -1;
 	if (max > 0 && sig / 4 * 3 > max + 3)
 		return -2;
@@ -162,25 +163,30 @@ entity(struct buf *b, const char *s, size_t len)
 		{ "reg", 0xae }, { "euro", 0x20ac }, { "ndash", 0x2013 },
 		{ "mdash", 0x2014 }, { "hellip", 0x2026 },
 	};
-	size_t		i, end;
-	unsigned long	cp;
-	char		*stop, num[16];
+	size_t		i, end, start;
+	unsigned long	cp = 0;
+	int		hex;
 
 	for (end = 1; end < len && end < 12 && s[end] != ';'; end++)
 		;
 	if (end >= len || s[end] != ';' || end < 2)
 		return 0;
 	if (s[1] == '#') {
-		if (end - 2 >= sizeof(num) || end < 3)
+		hex = end > 2 && (s[2] == 'x' || s[2] == 'X');
+		start = hex ? 3 : 2;
+		if (start >= end)
 			return 0;
-		memcpy(num, s + 2, end - 2);
-		num[end - 2] = '\0';
-		if (num[0] == 'x' || num[0] == 'X')
-			cp = strtoul(num + 1, &stop, 16);
-		else
-			cp = strtoul(num, &stop, 10);
-		if (*stop != '\0' || stop == num)
-			return 0;
+		/* Digits only: "&#x;" and "&# 65;" stay as written. */
+		for (i = start; i < end; i++) {
+			if (hex ? !isxdigit((unsigned char)s[i]) :
+			    !isdigit((unsigned char)s[i]))
+				return 0;
+			cp = cp * (hex ? 16 : 10) + (unsigned long)(isdigit(
+			    (unsigned char)s[i]) ? s[i] - '0' :
+			    tolower((unsigned char)s[i]) - 'a' + 10);
+			if (cp > 0x10ffff)
+				cp = 0x110000;
+		}
 		put_utf8(b, cp);
 		return end + 1;
 	}
@@ -193,6 +199,20 @@ entity(struct buf *b, const char *s, size_t len)
 	return 0;
 }
 
+/* Append text with its entities decoded. */
+static void
+decoded(struct buf *b, const char *s, size_t len)
+{
+	size_t	i = 0, n;
+
+	while (i < len) {
+		if (s[i] == '&' && (n = entity(b, s + i, len - i)) > 0)
+			i += n;
+		else
+			buf_putc(b, s[i++]);
+	}
+}
+
 static int
 tag_is(const char *name, const char *const *list)
 {
@@ -202,64 +222,156 @@ tag_is(const char *name, const char *const *list)
 	return 0;
 }
 
-/* The value of attribute attr in a tag's text, into out. */
+/*
+ * The value of attribute attr of the tag text (from '<' to '>'), entities
+ * decoded, into out; nothing when absent.  Quoted values are skipped
+ * whole, so "href" inside another attribute's value does not count.
+ */
 static void
-attribute(const char *tag, size_t len, const char *attr, char *out,
-    size_t outlen)
+attribute(const char *tag, size_t len, const char *attr, struct buf *out)
 {
-	size_t	i, alen = strlen(attr), n;
+	size_t	i = 1, name, nlen, v, vlen;
 	char	q;
 
-	out[0] = '\0';
-	for (i = 0; i + alen < len; i++) {
-		if (strncasecmp(tag + i, attr, alen) != 0 || (i > 0 &&
-		    !isspace((unsigned char)tag[i - 1])))
-			continue;
-		i += alen;
-		while (i < len && isspace((unsigned char)tag[i]))
-			i++;
-		if (i >= len || tag[i] != '=')
-			continue;
+	while (i < len && (isalnum((unsigned char)tag[i]) || tag[i] == '/'))
 		i++;
+	while (i < len) {
+		while (i < len && (isspace((unsigned char)tag[i]) ||
+		    tag[i] == '/'))
+			i++;
+		if (i >= len || tag[i] == '>')
+			return;
+		for (name = i; i < len && !isspace((unsigned char)tag[i]) &&
+		    tag[i] != '=' && tag[i] != '>'; i++)
+			;
+		nlen = i - name;
 		while (i < len && isspace((unsigned char)tag[i]))
 			i++;
-		q = i < len && (tag[i] == '"' || tag[i] == '\'') ? tag[i++] : 0;
-		for (n = 0; i < len && n + 1 < outlen; i++, n++) {
-			if (q ? tag[i] == q : isspace((unsigned char)tag[i]))
-				break;
-			out[n] = tag[i];
+		v = i;
+		vlen = 0;
+		if (i < len && tag[i] == '=') {
+			i++;
+			while (i < len && isspace((unsigned char)tag[i]))
+				i++;
+			q = i < len && (tag[i] == '"' || tag[i] == '\'') ?
+			    tag[i++] : 0;
+			for (v = i; i < len && (q ? tag[i] != q :
+			    !isspace((unsigned char)tag[i]) && tag[i] != '>');
+			    i++)
+				;
+			vlen = i - v;
+			if (q && i < len)
+				i++;
 		}
-		out[n] = '\0';
-		return;
+		if (nlen == strlen(attr) &&
+		    strncasecmp(tag + name, attr, nlen) == 0) {
+			decoded(out, tag + v, vlen);
+			return;
+		}
 	}
+}
+
+/* Where the raw-text element (script, style) closing at s ends. */
+static size_t
+skip_raw(const char *s, size_t len, const char *name)
+{
+	size_t	i, n = strlen(name);
+	const char *gt;
+
+	for (i = 0; i + 2 + n <= len; i++)
+		if (s[i] == '<' && s[i + 1] == '/' &&
+		    strncasecmp(s + i + 2, name, n) == 0 &&
+		    (i + 2 + n == len || !isalnum((unsigned char)s[i + 2 + n]))) {
+			gt = memchr(s + i, '>', len - i);
+			return gt ? (size_t)(gt - s) + 1 : len;
+		}
+	return len;
+}
+
+/* The text being built, and a space owed between words. */
+struct text {
+	struct buf	raw;
+	int		space;
+};
+
+/* Write an owed space, unless at the start of a line. */
+static void
+flush_space(struct text *t)
+{
+	if (t->space && t->raw.len > 0 && t->raw.p[t->raw.len - 1] != '\n' &&
+	    t->raw.p[t->raw.len - 1] != ' ')
+		buf_putc(&t->raw, ' ');
+	t->space = 0;
+}
+
+static void
+newlines(struct text *t, const char *s)
+{
+	buf_puts(&t->raw, s);
+	t->space = 0;
+}
+
+/* Trim each line, at most one blank line in a row, none at the ends. */
+static char *
+tidy(struct buf *raw)
+{
+	struct buf	 out = { 0 };
+	const char	*end;
+	size_t		 i, j, n;
+	int		 blank = 0;
+
+	for (i = 0; raw->p != NULL && i < raw->len; ) {
+		end = memchr(raw->p + i, '\n', raw->len - i);
+		n = end ? (size_t)(end - (raw->p + i)) : raw->len - i;
+		j = i;
+		while (n > 0 && raw->p[j] == ' ') {
+			j++;
+			n--;
+		}
+		while (n > 0 && raw->p[j + n - 1] == ' ')
+			n--;
+		if (n > 0) {
+			if (out.len > 0)
+				buf_puts(&out, blank ? "\n\n" : "\n");
+			buf_add(&out, raw->p + j, n);
+			blank = 0;
+		} else if (out.len > 0)
+			blank = 1;
+		i = end ? (size_t)(end - raw->p) + 1 : raw->len;
+	}
+	if (out.len > 0)
+		buf_putc(&out, '\n');
+	return buf_take(&out, NULL);
 }
 
 char *
 mime_html_to_text(const char *html, size_t len)
 {
-	static const char *const skipped[] = { "script", "style", "head",
-	    "title", NULL };
+	static const char *const dropped[] = { "head", "title", NULL };
+	static const char *const raw_text[] = { "script", "style", NULL };
 	static const char *const paragraphs[] = { "p", "div", "h1", "h2",
 	    "h3", "h4", "h5", "h6", "table", "ul", "ol", "blockquote", "pre",
 	    "hr", "section", "article", "header", "footer", NULL };
 	static const char *const lines[] = { "br", "tr", "li", "dt", "dd",
 	    NULL };
-	struct buf	 raw = { 0 }, out = { 0 };
-	char		 name[16], href[1024] = "";
-	const char	*end, *skip_to = NULL;
-	size_t		 i, n, j, tlen, linkstart = 0;
-	int		 closing, space = 0;
+	struct text	 t = { { NULL, 0, 0, 0 }, 0 };
+	struct buf	 href = { NULL, 0, 0, 0 };
+	char		 name[16], *out;
+	const char	*end;
+	size_t		 i, n, j, tlen, linkstart = 0, depth = 0;
+	int		 closing;
 
 	for (i = 0; i < len; ) {
-		if (html[i] == '<') {
+		/* A '<' that starts no tag is text ("1 < 2"). */
+		if (html[i] == '<' && i + 1 < len && (isalpha((unsigned char)
+		    html[i + 1]) || html[i + 1] == '/' || html[i + 1] == '!')) {
 			if (len - i >= 4 && strncmp(html + i, "<!--", 4) == 0) {
 				end = memmem(html + i, len - i, "-->", 3);
 				i = end ? (size_t)(end - html) + 3 : len;
 				continue;
 			}
-			end = memchr(html + i, '>', len - i);
-			if (end == NULL)
-				break;
+			if ((end = memchr(html + i, '>', len - i)) == NULL)
+				goto text;
 			tlen = (size_t)(end - (html + i)) + 1;
 			closing = html[i + 1] == '/';
 			for (j = i + 1 + closing, n = 0; j < i + tlen &&
@@ -268,88 +380,71 @@ mime_html_to_text(const char *html, size_t len)
 				name[n++] = html[j];
 			name[n] = '\0';
 			i += tlen;
-			if (skip_to != NULL) {
-				if (closing && strcasecmp(name, skip_to) == 0)
-					skip_to = NULL;
+			if (tag_is(name, raw_text)) {
+				if (!closing)
+					i += skip_raw(html + i, len - i, name);
 				continue;
 			}
-			if (!closing && tag_is(name, skipped)) {
-				skip_to = tag_is(name, skipped) ?
-				    (strcasecmp(name, "script") == 0 ? "script" :
-				    strcasecmp(name, "style") == 0 ? "style" :
-				    strcasecmp(name, "head") == 0 ? "head" :
-				    "title") : NULL;
+			if (tag_is(name, dropped)) {
+				depth = closing ? (depth ? depth - 1 : 0) :
+				    depth + 1;
 				continue;
 			}
-			if (tag_is(name, paragraphs)) {
-				buf_puts(&raw, "\n\n");
-				space = 0;
-			} else if (tag_is(name, lines)) {
-				buf_putc(&raw, '\n');
+			if (depth > 0)
+				continue;
+			if (tag_is(name, paragraphs))
+				newlines(&t, "\n\n");
+			else if (tag_is(name, lines)) {
+				/* Only the opening tag breaks the line. */
+				if (!closing || strcasecmp(name, "br") == 0)
+					newlines(&t, "\n");
 				if (!closing && strcasecmp(name, "li") == 0)
-					buf_puts(&raw, "- ");
-				space = 0;
-			} else if (strcasecmp(name, "a") == 0) {
+					buf_puts(&t.raw, "- ");
+			} else if (!closing && (strcasecmp(name, "td") == 0 ||
+			    strcasecmp(name, "th") == 0))
+				t.space = 1;
+			else if (strcasecmp(name, "a") == 0) {
 				if (!closing) {
+					flush_space(&t);
+					buf_free(&href);
 					attribute(html + i - tlen, tlen, "href",
-					    href, sizeof(href));
-					linkstart = raw.len;
-				} else if (href[0] != '\0') {
+					    &href);
+					linkstart = t.raw.len;
+				} else if (href.len > 0) {
 					/* Keep the link's target readable. */
-					if (raw.len - linkstart != strlen(href) ||
-					    strncmp(raw.p + linkstart, href,
-					    strlen(href)) != 0) {
-						buf_puts(&raw, " (");
-						buf_puts(&raw, href);
-						buf_putc(&raw, ')');
+					if (t.raw.len - linkstart != href.len ||
+					    memcmp(t.raw.p + linkstart, href.p,
+					    href.len) != 0) {
+						buf_puts(&t.raw, " (");
+						buf_add(&t.raw, href.p,
+						    href.len);
+						buf_putc(&t.raw, ')');
 					}
-					href[0] = '\0';
+					buf_free(&href);
 				}
 			}
 			continue;
 		}
-		if (skip_to != NULL) {
+text:
+		if (depth > 0) {
 			i++;
 			continue;
 		}
 		if (isspace((unsigned char)html[i])) {
-			space = 1;
+			t.space = 1;
 			i++;
 			continue;
 		}
-		if (space && raw.len > 0 && raw.p[raw.len - 1] != '\n' &&
-		    raw.p[raw.len - 1] != ' ')
-			buf_putc(&raw, ' ');
-		space = 0;
-		if (html[i] == '&' && (n = entity(&raw, html + i,
+		flush_space(&t);
+		if (html[i] == '&' && (n = entity(&t.raw, html + i,
 		    len - i)) > 0) {
 			i += n;
 			continue;
 		}
-		buf_putc(&raw, html[i++]);
+		buf_putc(&t.raw, html[i++]);
 	}
-	/* Trim each line, at most one blank line in a row, none at the ends. */
-	for (i = 0; raw.p != NULL && i < raw.len; ) {
-		end = memchr(raw.p + i, '\n', raw.len - i);
-		n = end ? (size_t)(end - (raw.p + i)) : raw.len - i;
-		j = i;
-		while (n > 0 && raw.p[j] == ' ') {
-			j++;
-			n--;
-		}
-		while (n > 0 && raw.p[j + n - 1] == ' ')
-			n--;
-		if (n > 0) {
-			if (out.len > 0)
-				buf_puts(&out, space == 2 ? "\n\n" : "\n");
-			buf_add(&out, raw.p + j, n);
-			space = 1;
-		} else if (out.len > 0)
-			space = 2;
-		i += (size_t)(end ? end - (raw.p + i) + 1 : (long)(raw.len - i));
-	}
-	buf_free(&raw);
-	if (out.len > 0)
-		buf_putc(&out, '\n');
-	return buf_take(&out, NULL);
+	buf_free(&href);
+	out = t.raw.failed ? NULL : tidy(&t.raw);
+	buf_free(&t.raw);
+	return out;
 }

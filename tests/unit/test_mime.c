@@ -1,0 +1,827 @@
+/*
+ * test_mime.c: unit tests for lib/mime.c: base64 (RFC 4648), HTML
+ * escaping (STYLE habit 9), file name checks and the HTML to text
+ * rendering used for the text/plain alternative.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "mime.h"
+
+/* RFC 4648 section 10. */
+static const struct {
+	const char	*plain;
+	const char	*padded;
+	const char	*unpadded;
+} vectors[] = {
+	{ "", "", "" },
+	{ "f", "Zg==", "Zg" },
+	{ "fo", "Zm8=", "Zm8" },
+	{ "foo", "Zm9v", "Zm9v" },
+	{ "foob", "Zm9vYg==", "Zm9vYg" },
+	{ "fooba", "Zm9vYmE=", "Zm9vYmE" },
+	{ "foobar", "Zm9vYmFy", "Zm9vYmFy" },
+};
+#define NVECTORS	(sizeof(vectors) / sizeof(vectors[0]))
+
+/*
+ * Decode the C string s with limit max; the test fails unless it
+ * returns 0 with exactly want (wantlen bytes).
+ */
+static void
+decode_ok(const char *s, size_t max, const void *want, size_t wantlen)
+{
+	unsigned char	*out = NULL;
+	size_t		 outlen = 12345;
+	int		 rc;
+
+	rc = mime_base64_decode(s, strlen(s), max, &out, &outlen);
+	if (rc != 0)
+		fail_msg("\"%s\" (max %zu): returned %d, expected 0", s,
+		    max, rc);
+	assert_non_null(out);
+	if (outlen != wantlen || memcmp(out, want, wantlen) != 0) {
+		free(out);
+		fail_msg("\"%s\": decoded %zu bytes, not the %zu expected",
+		    s, outlen, wantlen);
+	}
+	free(out);
+}
+
+/* Decode s (len bytes); the test fails unless it returns want. */
+static void
+decode_err_len(const char *s, size_t len, size_t max, int want)
+{
+	unsigned char	*out = (unsigned char *)"sentinel";
+	size_t		 outlen = 12345;
+	int		 rc;
+
+	rc = mime_base64_decode(s, len, max, &out, &outlen);
+	if (rc == 0)
+		free(out);
+	if (rc != want)
+		fail_msg("\"%.*s\" (max %zu): returned %d, expected %d",
+		    len > 64 ? 64 : (int)len, s, max, rc, want);
+	if (rc == 0)
+		return;
+	/* On error nothing is handed over. */
+	assert_null(out);
+	assert_int_equal(outlen, 0);
+}
+
+static void
+decode_err(const char *s, size_t max, int want)
+{
+	decode_err_len(s, strlen(s), max, want);
+}
+
+static void
+test_b64_decode_vectors(void **state)
+{
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < NVECTORS; i++) {
+		decode_ok(vectors[i].padded, 0, vectors[i].plain,
+		    strlen(vectors[i].plain));
+		decode_ok(vectors[i].unpadded, 0, vectors[i].plain,
+		    strlen(vectors[i].plain));
+	}
+}
+
+static void
+test_b64_decode_empty(void **state)
+{
+	unsigned char	*out = NULL;
+	size_t		 outlen = 12345;
+
+	(void)state;
+	assert_int_equal(mime_base64_decode("", 0, 0, &out, &outlen), 0);
+	assert_non_null(out);
+	assert_int_equal(outlen, 0);
+	free(out);
+	/* Only blank space: still empty, still fine. */
+	decode_ok(" \r\n\t\n", 0, "", 0);
+}
+
+static void
+test_b64_decode_whitespace(void **state)
+{
+	(void)state;
+	decode_ok("Zm9v\nYmFy", 0, "foobar", 6);
+	decode_ok("Zm9v\r\nYmFy\r\n", 0, "foobar", 6);
+	decode_ok("Zm9vYg==\r\n", 0, "foob", 4);
+	decode_ok("Zm9vYg==\n", 0, "foob", 4);
+	decode_ok("Zm 9v Ym Fy", 0, "foobar", 6);
+	decode_ok("  Zm9vYmE=  ", 0, "fooba", 5);
+	decode_ok("Z\nm\r\n9\tv", 0, "foo", 3);
+	/* Unpadded and broken across lines. */
+	decode_ok("Zm9v\r\nYg\r\n", 0, "foob", 4);
+	decode_ok("Zm9v\nY\nm\nE\n", 0, "fooba", 5);
+	/* Line breaks between the padding characters. */
+	decode_ok("Zg=\r\n=", 0, "f", 1);
+}
+
+static void
+test_b64_decode_invalid_chars(void **state)
+{
+	(void)state;
+	decode_err("Zm9v!", 0, -1);
+	decode_err("!Zm9v", 0, -1);
+	decode_err("Zm!v", 0, -1);
+	/* base64url's two letters are not base64. */
+	decode_err("Zm-v", 0, -1);
+	decode_err("Zm_v", 0, -1);
+	decode_err("-_-_", 0, -1);
+	decode_err("Zm9v.", 0, -1);
+	decode_err("Zm9v\x80", 0, -1);
+	decode_err("Zm9v\xc3\xa9", 0, -1);
+	/* An embedded NUL is not blank space. */
+	decode_err_len("Zm\0v", 4, 0, -1);
+	decode_err_len("Zm9v\0", 5, 0, -1);
+}
+
+static void
+test_b64_decode_lone_char(void **state)
+{
+	(void)state;
+	/* Length 4n+1: one character cannot hold a byte. */
+	decode_err("Z", 0, -1);
+	decode_err("A", 0, -1);
+	decode_err("Zm9vY", 0, -1);
+	decode_err("Zm9vYmFyZ", 0, -1);
+	decode_err("Zm9v\r\nY\r\n", 0, -1);
+	decode_err("Zm9vY=", 0, -1);
+	decode_err("Zm9vY==", 0, -1);
+}
+
+/* A lone character made up to a quantum with three padding characters. */
+static void
+test_b64_decode_lone_char_padded(void **state)
+{
+	(void)state;
+	decode_err("A===", 0, -1);
+	decode_err("Zm9vA===", 0, -1);
+}
+
+static void
+test_b64_decode_bad_padding(void **state)
+{
+	(void)state;
+	/* Data after the padding. */
+	decode_err("Zg==Zg", 0, -1);
+	decode_err("Zg==Zg==", 0, -1);
+	decode_err("Zm8=Zm8=", 0, -1);
+	/* Padding where none belongs, or too much or too little. */
+	decode_err("=", 0, -1);
+	decode_err("==", 0, -1);
+	decode_err("====", 0, -1);
+	decode_err("Zm9v=", 0, -1);
+	decode_err("Zm9v====", 0, -1);
+	decode_err("Zg=", 0, -1);
+	decode_err("Zg===", 0, -1);
+	decode_err("Zm8==", 0, -1);
+	/* Padding in the middle of a quantum. */
+	decode_err("Z=g=", 0, -1);
+}
+
+/* All 256 byte values through encode and back. */
+static void
+test_b64_roundtrip_binary(void **state)
+{
+	unsigned char	 all[256], *out;
+	char		*enc;
+	size_t		 i, n, outlen;
+
+	(void)state;
+	for (i = 0; i < sizeof(all); i++)
+		all[i] = (unsigned char)i;
+	/* Every length up to 256, so every tail length is covered. */
+	for (n = 0; n <= sizeof(all); n++) {
+		enc = mime_base64_encode(all, n);
+		assert_non_null(enc);
+		assert_int_equal(strlen(enc), (n + 2) / 3 * 4);
+		assert_int_equal(mime_base64_decode(enc, strlen(enc), 0,
+		    &out, &outlen), 0);
+		assert_int_equal(outlen, n);
+		if (n > 0)
+			assert_memory_equal(out, all, n);
+		free(out);
+		free(enc);
+	}
+	/* The well-known start of the 0..255 sequence. */
+	enc = mime_base64_encode(all, sizeof(all));
+	assert_non_null(enc);
+	assert_int_equal(strncmp(enc, "AAECAwQFBgcICQoLDA0ODxAR", 24), 0);
+	assert_string_equal(enc + strlen(enc) - 8, "/P3+/w==");
+	free(enc);
+}
+
+static void
+test_b64_decode_max(void **state)
+{
+	(void)state;
+	/* Exactly max bytes is fine. */
+	decode_ok("Zm9vYmFy", 6, "foobar", 6);
+	decode_ok("Zm9vYmE=", 5, "fooba", 5);
+	decode_ok("Zm9vYmE", 5, "fooba", 5);
+	decode_ok("Zg==", 1, "f", 1);
+	decode_ok("Zg", 1, "f", 1);
+	/* Under the limit. */
+	decode_ok("Zm9v", 100, "foo", 3);
+	/* One over. */
+	decode_err("Zm9vYmFy", 5, -2);
+	decode_err("Zm9vYmE=", 4, -2);
+	decode_err("Zm9vYmE", 4, -2);
+	decode_err("Zm9vYg==", 3, -2);
+	decode_err("Zm9vYg", 3, -2);
+	decode_err("Zm8=", 1, -2);
+	decode_err("Zm8", 1, -2);
+}
+
+/* A base64 string decoding to n bytes of 'A', broken into 76-char lines. */
+static char *
+big_base64(size_t n, size_t *len)
+{
+	unsigned char	*raw;
+	char		*enc, *s;
+	size_t		 i, j, elen;
+
+	raw = malloc(n);
+	assert_non_null(raw);
+	memset(raw, 'A', n);
+	enc = mime_base64_encode(raw, n);
+	assert_non_null(enc);
+	free(raw);
+	elen = strlen(enc);
+	s = malloc(elen + elen / 76 * 2 + 3);
+	assert_non_null(s);
+	for (i = j = 0; i < elen; i++) {
+		s[j++] = enc[i];
+		if (i % 76 == 75) {
+			s[j++] = '\r';
+			s[j++] = '\n';
+		}
+	}
+	s[j] = '\0';
+	free(enc);
+	*len = j;
+	return s;
+}
+
+static void
+test_b64_decode_max_large(void **state)
+{
+	unsigned char	*out = NULL;
+	char		*s;
+	size_t		 len, outlen, i;
+
+	(void)state;
+	/* 1 MiB of output, limited to 1000 bytes. */
+	s = big_base64(1024 * 1024, &len);
+	decode_err_len(s, len, 1000, -2);
+	/* Limit just under, at, and without. */
+	decode_err_len(s, len, 1024 * 1024 - 1, -2);
+	assert_int_equal(mime_base64_decode(s, len, 1024 * 1024, &out,
+	    &outlen), 0);
+	assert_int_equal(outlen, 1024 * 1024);
+	for (i = 0; i < outlen; i++)
+		if (out[i] != 'A')
+			fail_msg("byte %zu is 0x%02x", i, out[i]);
+	free(out);
+	assert_int_equal(mime_base64_decode(s, len, 0, &out, &outlen), 0);
+	assert_int_equal(outlen, 1024 * 1024);
+	free(out);
+	free(s);
+
+	/* 1 MiB of input characters (no line breaks), max 1000. */
+	s = malloc(1024 * 1024 + 1);
+	assert_non_null(s);
+	memset(s, 'Q', 1024 * 1024);
+	s[1024 * 1024] = '\0';
+	decode_err_len(s, 1024 * 1024, 1000, -2);
+	free(s);
+}
+
+static void
+test_b64_encode_vectors(void **state)
+{
+	char	*enc;
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < NVECTORS; i++) {
+		enc = mime_base64_encode((const unsigned char *)
+		    vectors[i].plain, strlen(vectors[i].plain));
+		assert_non_null(enc);
+		assert_string_equal(enc, vectors[i].padded);
+		free(enc);
+	}
+}
+
+static void
+test_b64_encode_empty(void **state)
+{
+	char	*enc;
+
+	(void)state;
+	enc = mime_base64_encode((const unsigned char *)"", 0);
+	assert_non_null(enc);
+	assert_string_equal(enc, "");
+	free(enc);
+}
+
+static void
+test_b64_encode_one_line(void **state)
+{
+	unsigned char	 raw[300];
+	char		*enc;
+
+	(void)state;
+	memset(raw, 0xff, sizeof(raw));
+	enc = mime_base64_encode(raw, sizeof(raw));
+	assert_non_null(enc);
+	/* One line, no breaks, the base64 alphabet (not base64url). */
+	assert_int_equal(strlen(enc), 400);
+	assert_null(strchr(enc, '\n'));
+	assert_null(strchr(enc, '\r'));
+	assert_int_equal(strspn(enc, "/"), 400);
+	free(enc);
+	raw[0] = 0xfb;
+	raw[1] = 0xef;
+	enc = mime_base64_encode(raw, 2);
+	assert_string_equal(enc, "++8=");
+	free(enc);
+}
+
+/* Escape s; the test fails unless the buffer holds exactly want. */
+static void
+escape_is(const char *s, size_t len, const char *want, size_t wantlen)
+{
+	struct buf	 b = { 0 };
+
+	assert_int_equal(mime_html_escape(&b, s, len), 0);
+	assert_non_null(b.p);
+	if (b.len != wantlen || memcmp(b.p, want, wantlen) != 0 ||
+	    b.p[b.len] != '\0') {
+		buf_free(&b);
+		fail_msg("escaping \"%.*s\" did not give \"%s\"",
+		    (int)len, s, want);
+	}
+	buf_free(&b);
+}
+
+#define ESCAPE_IS(s, want)	escape_is(s, strlen(s), want, strlen(want))
+
+static void
+test_html_escape(void **state)
+{
+	(void)state;
+	ESCAPE_IS("&", "&amp;");
+	ESCAPE_IS("<", "&lt;");
+	ESCAPE_IS(">", "&gt;");
+	ESCAPE_IS("\"", "&quot;");
+	ESCAPE_IS("'", "&#39;");
+	ESCAPE_IS("<a href=\"x\">Tom & Jerry's</a>",
+	    "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
+	ESCAPE_IS("&&<<>>", "&amp;&amp;&lt;&lt;&gt;&gt;");
+	/* An entity is escaped again, not passed through. */
+	ESCAPE_IS("&amp;", "&amp;amp;");
+}
+
+static void
+test_html_escape_plain(void **state)
+{
+	(void)state;
+	ESCAPE_IS("", "");
+	ESCAPE_IS("Hello, world. 1+1=2; 50% off!", "Hello, world. 1+1=2; "
+	    "50% off!");
+	ESCAPE_IS("line\r\nbreak\ttab", "line\r\nbreak\ttab");
+	/* UTF-8 bytes pass through untouched. */
+	ESCAPE_IS("caf\xc3\xa9 \xe2\x82\xac 5 \xf0\x9f\x98\x80",
+	    "caf\xc3\xa9 \xe2\x82\xac 5 \xf0\x9f\x98\x80");
+	ESCAPE_IS("\xc3\xa9<\xc3\xa9", "\xc3\xa9&lt;\xc3\xa9");
+}
+
+static void
+test_html_escape_appends(void **state)
+{
+	struct buf	 b = { 0 };
+
+	(void)state;
+	assert_int_equal(buf_puts(&b, "<p>"), 0);
+	assert_int_equal(mime_html_escape(&b, "a<b", 3), 0);
+	assert_int_equal(buf_puts(&b, "</p>"), 0);
+	assert_string_equal(b.p, "<p>a&lt;b</p>");
+	/* Only len bytes are read. */
+	assert_int_equal(mime_html_escape(&b, "x&y<z", 3), 0);
+	assert_string_equal(b.p, "<p>a&lt;b</p>x&amp;y");
+	buf_free(&b);
+	/* An embedded NUL is kept as a byte. */
+	escape_is("a\0&", 3, "a\0&amp;", 7);
+}
+
+#define NAME_OK(s)	name_ok(s, strlen(s))
+#define NAME_BAD(s)	name_bad(s, strlen(s))
+
+static void
+name_ok(const char *s, size_t len)
+{
+	const char	*m;
+
+	m = mime_filename_check(s, len);
+	if (m != NULL)
+		fail_msg("\"%.*s\" rejected: %s", (int)len, s, m);
+}
+
+static void
+name_bad(const char *s, size_t len)
+{
+	const char	*m;
+
+	m = mime_filename_check(s, len);
+	if (m == NULL)
+		fail_msg("\"%.*s\" (%zu bytes) accepted", (int)len, s, len);
+	assert_true(m[0] != '\0');
+}
+
+static void
+test_filename_ok(void **state)
+{
+	char	name[256];
+
+	(void)state;
+	NAME_OK("report.pdf");
+	NAME_OK("a b.txt");
+	NAME_OK("r\xc3\xa9sum\xc3\xa9.pdf");
+	NAME_OK("\xe6\x97\xa5\xe6\x9c\xac.txt");
+	NAME_OK("...");
+	NAME_OK(".hidden");
+	NAME_OK("a..b");
+	NAME_OK("x");
+	/* 255 bytes is the most allowed. */
+	memset(name, 'n', 255);
+	name_ok(name, 255);
+	/* Only len bytes count. */
+	name_ok("ok.txt/../../etc", 6);
+}
+
+static void
+test_filename_bad(void **state)
+{
+	char	name[256];
+
+	(void)state;
+	NAME_BAD("");
+	name_bad("whatever", 0);
+	NAME_BAD(".");
+	NAME_BAD("..");
+	NAME_BAD("a/b");
+	NAME_BAD("/etc/passwd");
+	NAME_BAD("../x");
+	NAME_BAD("..\\x");
+	NAME_BAD("a\\b");
+	NAME_BAD("a\rb");
+	NAME_BAD("a\nb");
+	NAME_BAD("name.txt\n");
+	name_bad("a\0b.txt", 7);
+	name_bad("a.txt\0", 6);
+	memset(name, 'n', 256);
+	name_bad(name, 256);
+}
+
+/* Render html; the test fails unless the result is exactly want. */
+static void
+text_is(const char *html, size_t len, const char *want)
+{
+	char	*t;
+
+	t = mime_html_to_text(html, len);
+	assert_non_null(t);
+	if (strcmp(t, want) != 0) {
+		print_error("rendering \"%.*s\"\n   got \"%s\"\nwanted \"%s\"\n",
+		    (int)len, html, t, want);
+		free(t);
+		fail();
+	}
+	free(t);
+}
+
+#define TEXT_IS(html, want)	text_is(html, strlen(html), want)
+
+static void
+test_text_plain(void **state)
+{
+	(void)state;
+	TEXT_IS("hello", "hello\n");
+	TEXT_IS("hello world", "hello world\n");
+	TEXT_IS("caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac\n");
+	/* Inline tags vanish without adding space. */
+	TEXT_IS("<b>bold</b> and <i>it</i>al<span>ic</span>",
+	    "bold and italic\n");
+}
+
+static void
+test_text_empty(void **state)
+{
+	(void)state;
+	text_is("", 0, "");
+	TEXT_IS("   \n\t  ", "");
+	/* Nothing but markup renders as nothing. */
+	TEXT_IS("<p></p><br><div> </div>", "");
+	TEXT_IS("<html><head><title>T</title></head><body></body></html>",
+	    "");
+	TEXT_IS("<!-- only a comment -->", "");
+}
+
+static void
+test_text_paragraphs(void **state)
+{
+	(void)state;
+	TEXT_IS("<p>one</p><p>two</p>", "one\n\ntwo\n");
+	TEXT_IS("<p>one</p>\n\n\n<p>two</p>\n<p>three</p>",
+	    "one\n\ntwo\n\nthree\n");
+	TEXT_IS("<div>a</div><div>b</div>", "a\n\nb\n");
+	TEXT_IS("<h1>Title</h1><p>Body</p>", "Title\n\nBody\n");
+	TEXT_IS("<P>upper</P><P>case</P>", "upper\n\ncase\n");
+	TEXT_IS("<p class=\"x\" style=\"y\">attrs</p><p>b</p>",
+	    "attrs\n\nb\n");
+	/* Several block tags in a row: still one blank line. */
+	TEXT_IS("<div><p>a</p></div><div><div><p>b</p></div></div>",
+	    "a\n\nb\n");
+	/* Text before the first block element. */
+	TEXT_IS("intro<p>para</p>", "intro\n\npara\n");
+}
+
+static void
+test_text_br(void **state)
+{
+	(void)state;
+	TEXT_IS("a<br>b", "a\nb\n");
+	TEXT_IS("a<br/>b<br />c<BR>d", "a\nb\nc\nd\n");
+	TEXT_IS("a<br>\nb", "a\nb\n");
+	TEXT_IS("a <br> b", "a\nb\n");
+	/* Two breaks: one blank line; more: still one. */
+	TEXT_IS("a<br><br>b", "a\n\nb\n");
+	TEXT_IS("a<br><br><br><br>b", "a\n\nb\n");
+	TEXT_IS("<p>line one<br>line two</p><p>next</p>",
+	    "line one\nline two\n\nnext\n");
+}
+
+static void
+test_text_list(void **state)
+{
+	(void)state;
+	TEXT_IS("<ul><li>one<li>two</ul>", "- one\n- two\n");
+	TEXT_IS("<p>Items:</p><ol><li>first<li>second</ol><p>end</p>",
+	    "Items:\n\n- first\n- second\n\nend\n");
+	TEXT_IS("<ul>\n  <li>  spaced  </li>\n</ul>", "- spaced\n");
+}
+
+/* The usual, closed form of a list. */
+static void
+test_text_list_closed(void **state)
+{
+	(void)state;
+	TEXT_IS("<ul><li>one</li><li>two</li></ul>", "- one\n- two\n");
+	TEXT_IS("<ul>\n<li>one</li>\n<li>two</li>\n</ul>", "- one\n- two\n");
+}
+
+static void
+test_text_skipped(void **state)
+{
+	(void)state;
+	TEXT_IS("a<script>alert('x');</script>b", "ab\n");
+	TEXT_IS("a<script type=\"text/javascript\">var x = 1;"
+	    "</script>b", "ab\n");
+	TEXT_IS("a<style>p { color: red; }</style>b", "ab\n");
+	TEXT_IS("<head><meta charset=\"utf-8\"><title>Hidden</title>"
+	    "<style>x{}</style></head><p>Shown</p>", "Shown\n");
+	TEXT_IS("<title>Hidden</title>Shown", "Shown\n");
+	TEXT_IS("<SCRIPT>x</SCRIPT>ok", "ok\n");
+	TEXT_IS("<!DOCTYPE html><html><head><title>T</title></head>"
+	    "<body><p>Hi</p></body></html>", "Hi\n");
+}
+
+static void
+test_text_comments(void **state)
+{
+	(void)state;
+	TEXT_IS("a<!-- gone -->b", "ab\n");
+	TEXT_IS("a <!-- gone <p>also</p> --> b", "a b\n");
+	TEXT_IS("a<!--\nmulti\nline\n-->b", "ab\n");
+	TEXT_IS("<!--[if mso]><p>outlook</p><![endif]-->x", "x\n");
+}
+
+static void
+test_text_entities(void **state)
+{
+	(void)state;
+	TEXT_IS("&amp;", "&\n");
+	TEXT_IS("&lt;tag&gt;", "<tag>\n");
+	TEXT_IS("&quot;q&quot; &#39;s&#39;", "\"q\" 's'\n");
+	TEXT_IS("&#x41;&#X42;&#67;", "ABC\n");
+	TEXT_IS("a&nbsp;b", "a b\n");
+	TEXT_IS("&apos;", "'\n");
+	TEXT_IS("&eacute;&#233;&#xe9;", "&eacute;\xc3\xa9\xc3\xa9\n");
+	TEXT_IS("&euro; &#x20AC; &#128512;",
+	    "\xe2\x82\xac \xe2\x82\xac \xf0\x9f\x98\x80\n");
+	/* Decoded once only. */
+	TEXT_IS("&amp;lt;", "&lt;\n");
+	/* Not entities: left as they are. */
+	TEXT_IS("AT&T", "AT&T\n");
+	TEXT_IS("a & b", "a & b\n");
+	TEXT_IS("&amp", "&amp\n");
+	TEXT_IS("&unknown;", "&unknown;\n");
+	TEXT_IS("&#xZZ;", "&#xZZ;\n");
+}
+
+static void
+test_text_whitespace(void **state)
+{
+	(void)state;
+	TEXT_IS("a    b", "a b\n");
+	TEXT_IS("a \t\r\n b", "a b\n");
+	TEXT_IS("  leading and trailing  ", "leading and trailing\n");
+	TEXT_IS("<p>\n   wrapped\n   text\n</p>", "wrapped text\n");
+	TEXT_IS("a <b> b </b> c", "a b c\n");
+	TEXT_IS("\n\n\n<p>x</p>\n\n\n", "x\n");
+}
+
+static void
+test_text_links(void **state)
+{
+	(void)state;
+	TEXT_IS("<a href=\"https://x.example/\">here</a>",
+	    "here (https://x.example/)\n");
+	TEXT_IS("Click <a href=\"https://x.example/\">here</a>.",
+	    "Click here (https://x.example/).\n");
+	TEXT_IS("<a href='https://x.example/q'>single</a>",
+	    "single (https://x.example/q)\n");
+	TEXT_IS("<a href=https://x.example/ class=c>bare</a>",
+	    "bare (https://x.example/)\n");
+	TEXT_IS("<A HREF=\"https://x.example/\">upper</A>",
+	    "upper (https://x.example/)\n");
+	TEXT_IS("<a class=\"btn\" href=\"https://x.example/\">two</a>",
+	    "two (https://x.example/)\n");
+	/* No href: just the text. */
+	TEXT_IS("<a name=\"top\">anchor</a>", "anchor\n");
+	/* The text is the address: not repeated. */
+	TEXT_IS("<a href=\"https://x.example/\">https://x.example/</a>",
+	    "https://x.example/\n");
+}
+
+/* A script holding '<' and no '>' before its end tag. */
+static void
+test_text_script_with_lt(void **state)
+{
+	(void)state;
+	TEXT_IS("a<script>if (a<b) x = 1;</script>b", "ab\n");
+}
+
+/* A link whose text is its address, after a word. */
+static void
+test_text_link_self_after_text(void **state)
+{
+	(void)state;
+	TEXT_IS("see <a href=\"https://x.example/\">https://x.example/</a>",
+	    "see https://x.example/\n");
+}
+
+/* An href holding an entity, as in any query string with two fields. */
+static void
+test_text_link_href_entity(void **state)
+{
+	(void)state;
+	TEXT_IS("<a href=\"https://x.example/?a=1&amp;b=2\">here</a>",
+	    "here (https://x.example/?a=1&b=2)\n");
+}
+
+/* An attribute value that looks like href=: the real href counts. */
+static void
+test_text_link_href_in_other_attribute(void **state)
+{
+	(void)state;
+	TEXT_IS("<a title=\"x href=evil\" href=\"https://x.example/\">t</a>",
+	    "t (https://x.example/)\n");
+}
+
+/* Numeric references without digits are not references. */
+static void
+test_text_numeric_entity_no_digits(void **state)
+{
+	(void)state;
+	TEXT_IS("&#;", "&#;\n");
+	TEXT_IS("&#x;", "&#x;\n");
+	TEXT_IS("&# 65;", "&# 65;\n");
+}
+
+/* A bare '<' in text that starts no tag. */
+static void
+test_text_bare_lt(void **state)
+{
+	(void)state;
+	TEXT_IS("1 < 2", "1 < 2\n");
+}
+
+static void
+test_text_one_final_newline(void **state)
+{
+	(void)state;
+	TEXT_IS("x<br><br><br>", "x\n");
+	TEXT_IS("x</p></div></p>", "x\n");
+	TEXT_IS("<br><br><p></p>x", "x\n");
+	TEXT_IS("<p>a</p><p>b</p><p></p><p></p>", "a\n\nb\n");
+}
+
+/* A whole message body, as an email would carry it. */
+static void
+test_text_document(void **state)
+{
+	static const char html[] =
+	    "<!DOCTYPE html>\n"
+	    "<html>\n"
+	    "<head>\n"
+	    "  <title>Your order</title>\n"
+	    "  <style>body { font: 12px sans-serif; }</style>\n"
+	    "</head>\n"
+	    "<body>\n"
+	    "  <!-- greeting -->\n"
+	    "  <h1>Hello   Ana &amp; Bo</h1>\n"
+	    "  <p>Your order contains:</p>\n"
+	    "  <ul>\n"
+	    "    <li>Tea\n"
+	    "    <li>Biscuits &lt;3\n"
+	    "  </ul>\n"
+	    "  <p>Track it <a href=\"https://x.example/t\">here</a>.<br>\n"
+	    "  Thanks!</p>\n"
+	    "  <script>track();</script>\n"
+	    "</body>\n"
+	    "</html>\n";
+
+	(void)state;
+	TEXT_IS(html,
+	    "Hello Ana & Bo\n"
+	    "\n"
+	    "Your order contains:\n"
+	    "\n"
+	    "- Tea\n"
+	    "- Biscuits <3\n"
+	    "\n"
+	    "Track it here (https://x.example/t).\n"
+	    "Thanks!\n");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_b64_decode_vectors),
+		cmocka_unit_test(test_b64_decode_empty),
+		cmocka_unit_test(test_b64_decode_whitespace),
+		cmocka_unit_test(test_b64_decode_invalid_chars),
+		cmocka_unit_test(test_b64_decode_lone_char),
+		cmocka_unit_test(test_b64_decode_lone_char_padded),
+		cmocka_unit_test(test_b64_decode_bad_padding),
+		cmocka_unit_test(test_b64_roundtrip_binary),
+		cmocka_unit_test(test_b64_decode_max),
+		cmocka_unit_test(test_b64_decode_max_large),
+		cmocka_unit_test(test_b64_encode_vectors),
+		cmocka_unit_test(test_b64_encode_empty),
+		cmocka_unit_test(test_b64_encode_one_line),
+		cmocka_unit_test(test_html_escape),
+		cmocka_unit_test(test_html_escape_plain),
+		cmocka_unit_test(test_html_escape_appends),
+		cmocka_unit_test(test_filename_ok),
+		cmocka_unit_test(test_filename_bad),
+		cmocka_unit_test(test_text_plain),
+		cmocka_unit_test(test_text_empty),
+		cmocka_unit_test(test_text_paragraphs),
+		cmocka_unit_test(test_text_br),
+		cmocka_unit_test(test_text_list),
+		cmocka_unit_test(test_text_list_closed),
+		cmocka_unit_test(test_text_skipped),
+		cmocka_unit_test(test_text_script_with_lt),
+		cmocka_unit_test(test_text_comments),
+		cmocka_unit_test(test_text_entities),
+		cmocka_unit_test(test_text_whitespace),
+		cmocka_unit_test(test_text_links),
+		cmocka_unit_test(test_text_link_self_after_text),
+		cmocka_unit_test(test_text_link_href_entity),
+		cmocka_unit_test(test_text_link_href_in_other_attribute),
+		cmocka_unit_test(test_text_numeric_entity_no_digits),
+		cmocka_unit_test(test_text_bare_lt),
+		cmocka_unit_test(test_text_one_final_newline),
+		cmocka_unit_test(test_text_document),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
