@@ -50,7 +50,8 @@ CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
-UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%)
+UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
+		   $(O)tests/unit/test_mimetype
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
@@ -101,7 +102,8 @@ $(CLI): $(O)spooler/msgspool.o $(LIBA)
 $(O)tests/unit/test_%: tests/unit/test_%.c $(LIBA) lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) \
-	    $(LIBS_BASE) $(CMOCKA_LIBS)
+	    $(LIBS_BASE) $(CMOCKA_LIBS) \
+	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
 
 # make check: every unit test, then the black-box suite under lighttpd.
 check: deps-test
