@@ -47,7 +47,10 @@ CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
-SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o
+SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o \
+		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
+		   $(O)spooler/provider_twilio.o \
+		   $(O)spooler/provider_whatsapp.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \

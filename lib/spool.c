@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -242,6 +243,19 @@ errno_status(int e)
 	}
 }
 
+/* When a document is due: its nextAttempt, else now. */
+static time_t
+doc_due(const json_t *doc)
+{
+	const char	*next;
+	time_t		 t;
+
+	next = json_string_value(json_object_get(doc, "nextAttempt"));
+	if (next == NULL || valid_time_parse(next, &t) == -1)
+		return time(NULL);
+	return t;
+}
+
 static int
 write_all(int fd, const char *buf, size_t len)
 {
@@ -267,8 +281,10 @@ write_all(int fd, const char *buf, size_t len)
  * name in the directory dirfd, then sync that directory.  The temporary file never survives a failure.
  */
 static enum msg_status
-commit(struct spool *s, int dirfd, const char *name, const json_t *doc)
+commit(struct spool *s, int dirfd, const char *name, const json_t *doc,
+    time_t mtime)
 {
+	struct timespec	 times[2];
 	char	 tmpname[SPOOL_NAME_MAX + 32], id[SPOOL_ID_LEN + 1];
 	char	*text;
 	int	 fd, e;
@@ -288,8 +304,12 @@ commit(struct spool *s, int dirfd, const char *name, const json_t *doc)
 		log_err("spool: %s/tmp/%s: %s", s->root, tmpname, strerror(e));
 		return errno_status(e);
 	}
+	/* A deferred file's mtime is when it is due: a stat tells, no parse. */
+	times[0].tv_sec = times[1].tv_sec = mtime;
+	times[0].tv_nsec = times[1].tv_nsec = 0;
 	if (write_all(fd, text, strlen(text)) == -1 ||
-	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
+	    write_all(fd, "\n", 1) == -1 ||
+	    (mtime > 0 && futimens(fd, times) == -1) || fsync(fd) == -1) {
 		e = errno;
 		close(fd);
 		goto fail;
@@ -330,7 +350,8 @@ spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
 	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
 		return MSG_PERMFAIL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	return commit(s, s->dirfd[dest], name, doc);
+	return commit(s, s->dirfd[dest], name, doc,
+	    dest == SPOOL_DEFERRED ? doc_due(doc) : 0);
 }
 
 enum msg_status
@@ -341,7 +362,8 @@ spool_store(struct spool *s, enum spool_dir dir, const char *name,
 
 	if (strchr(name, '/') != NULL || name[0] == '.')
 		return MSG_PERMFAIL;
-	if ((rc = commit(s, s->dirfd[dir], name, doc)) != MSG_OK)
+	if ((rc = commit(s, s->dirfd[dir], name, doc,
+	    dir == SPOOL_DEFERRED ? doc_due(doc) : 0)) != MSG_OK)
 		return rc;
 	if (from != SPOOL__MAX && from != dir) {
 		if (unlinkat(s->dirfd[from], name, 0) == -1 && errno != ENOENT)
@@ -541,7 +563,7 @@ spool_upload_store(struct spool *s, const char *client, const json_t *doc)
 		return errno_status(errno);
 	snprintf(name, sizeof(name), "%s.json", id);
 	/* Written through tmp/ like every message, then renamed across. */
-	rc = commit(s, fd, name, doc);
+	rc = commit(s, fd, name, doc, 0);
 	close(fd);
 	return rc;
 }
@@ -574,4 +596,234 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 		return NULL;
 	}
 	return doc;
+}
+
+int
+spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
+    size_t errlen)
+{
+	struct stat	 a, b;
+	json_error_t	 je;
+	FILE		*f;
+	int		 fd, dup_fd;
+
+	*doc = NULL;
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = openat(s->dirfd[SPOOL_NEW], name, O_RDONLY | O_CLOEXEC)) ==
+	    -1)
+		return -1;
+	/* The lock marks a live claim; it is never taken from a living one. */
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		close(fd);
+		errno = EBUSY;
+		return -1;
+	}
+	if (renameat(s->dirfd[SPOOL_NEW], name, s->dirfd[SPOOL_CUR], name) ==
+	    -1) {
+		close(fd);
+		return -1;
+	}
+	/*
+	 * The name may have been given to another file between our open and
+	 * our rename (sent, deferred, due again): then we moved a file we do
+	 * not hold.  Put it back and leave it to the next scan.
+	 */
+	if (fstat(fd, &a) == -1 || fstatat(s->dirfd[SPOOL_CUR], name, &b, 0) ==
+	    -1 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+		renameat(s->dirfd[SPOOL_CUR], name, s->dirfd[SPOOL_NEW], name);
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	if ((dup_fd = dup(fd)) == -1 || (f = fdopen(dup_fd, "r")) == NULL) {
+		if (dup_fd != -1)
+			close(dup_fd);
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		*doc = NULL;
+		return fd;
+	}
+	*doc = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	fclose(f);
+	if (*doc == NULL)
+		snprintf(err, errlen, "%s/cur/%s: line %d: %s", s->root, name,
+		    je.line, je.text);
+	else if (!json_is_object(*doc) || json_integer_value(json_object_get(
+	    *doc, "version")) != SPOOL_VERSION) {
+		snprintf(err, errlen, "%s/cur/%s: not a version %d spool file",
+		    s->root, name, SPOOL_VERSION);
+		json_decref(*doc);
+		*doc = NULL;
+	}
+	return fd;
+}
+
+size_t
+spool_recover(struct spool *s)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	size_t		 n = 0;
+	int		 fd, dfd;
+
+	if ((dfd = dup(s->dirfd[SPOOL_CUR])) == -1)
+		return 0;
+	if ((dir = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (!id_prefix(de->d_name))
+			continue;
+		fd = openat(s->dirfd[SPOOL_CUR], de->d_name,
+		    O_RDONLY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		/* No lock held: its daemon is gone.  Clocks play no part. */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    renameat(s->dirfd[SPOOL_CUR], de->d_name,
+		    s->dirfd[SPOOL_NEW], de->d_name) == 0) {
+			log_warn("recovered %s: its claim outlived its daemon",
+			    de->d_name);
+			n++;
+		}
+		close(fd);
+	}
+	closedir(dir);
+	if (n > 0)
+		fsync(s->dirfd[SPOOL_NEW]);
+	return n;
+}
+
+size_t
+spool_promote(struct spool *s, time_t now, time_t *next)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	struct stat	 st;
+	size_t		 n = 0;
+	int		 dfd;
+
+	*next = 0;
+	if ((dfd = dup(s->dirfd[SPOOL_DEFERRED])) == -1)
+		return 0;
+	if ((dir = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	rewinddir(dir);
+	/* Streamed: memory stays flat however many files wait. */
+	while ((de = readdir(dir)) != NULL) {
+		if (!id_prefix(de->d_name) ||
+		    fstatat(s->dirfd[SPOOL_DEFERRED], de->d_name, &st, 0) == -1)
+			continue;
+		if (st.st_mtime <= now) {
+			if (renameat(s->dirfd[SPOOL_DEFERRED], de->d_name,
+			    s->dirfd[SPOOL_NEW], de->d_name) == 0)
+				n++;
+		} else if (*next == 0 || st.st_mtime < *next)
+			*next = st.st_mtime;
+	}
+	closedir(dir);
+	if (n > 0)
+		fsync(s->dirfd[SPOOL_NEW]);
+	return n;
+}
+
+size_t
+spool_prune(struct spool *s, enum spool_dir d, time_t before)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	struct stat	 st;
+	size_t		 n = 0;
+	int		 dfd;
+
+	if ((dfd = dup(s->dirfd[d])) == -1)
+		return 0;
+	if ((dir = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		if (fstatat(s->dirfd[d], de->d_name, &st, AT_SYMLINK_NOFOLLOW)
+		    == -1 || !S_ISREG(st.st_mode) || st.st_mtime >= before)
+			continue;
+		if (unlinkat(s->dirfd[d], de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+int
+spool_scan(struct spool *s, enum spool_dir d,
+    int (*fn)(void *, const char *), void *arg)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	int		 dfd, rc = 0;
+
+	if ((dfd = dup(s->dirfd[d])) == -1)
+		return -1;
+	if ((dir = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return -1;
+	}
+	rewinddir(dir);
+	while (rc == 0 && (de = readdir(dir)) != NULL)
+		if (id_prefix(de->d_name) &&
+		    strlen(de->d_name) < SPOOL_NAME_MAX)
+			rc = fn(arg, de->d_name);
+	closedir(dir);
+	return rc;
+}
+
+int
+spool_dirfd(const struct spool *s, enum spool_dir d)
+{
+	return s->dirfd[d];
+}
+
+size_t
+spool_upload_prune(struct spool *s, time_t before)
+{
+	DIR		*top, *dir;
+	struct dirent	*de, *fe;
+	struct stat	 st;
+	size_t		 n = 0;
+	int		 tfd, cfd;
+	char		 path[4096];
+
+	snprintf(path, sizeof(path), "%s/uploads", s->root);
+	if ((tfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((top = fdopendir(tfd)) == NULL) {
+		close(tfd);
+		return 0;
+	}
+	while ((de = readdir(top)) != NULL) {
+		if (!keys_client_valid(de->d_name) || (cfd = openat(tfd,
+		    de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+			continue;
+		if ((dir = fdopendir(cfd)) == NULL) {
+			close(cfd);
+			continue;
+		}
+		while ((fe = readdir(dir)) != NULL)
+			if (id_prefix(fe->d_name) && fstatat(cfd, fe->d_name,
+			    &st, 0) == 0 && st.st_mtime < before &&
+			    unlinkat(cfd, fe->d_name, 0) == 0)
+				n++;
+		closedir(dir);
+	}
+	closedir(top);
+	return n;
 }

@@ -138,6 +138,47 @@ enum msg_status	 spool_upload_store(struct spool *, const char *client,
 json_t		*spool_upload_load(struct spool *, const char *client,
 		    const char *id);
 
+/*
+ * Claim new/name for sending: open it, take an exclusive flock (kept as
+ * long as the returned fd is open: the claim is alive while its holder
+ * is), rename it into cur/ and parse it.  Returns the fd (close it after
+ * the outcome is recorded), or -1 when the file is gone or claimed by
+ * another daemon.  *doc is NULL when the file is not a valid spool file
+ * (the reason in err): the caller moves it to failed/.
+ */
+int		 spool_claim(struct spool *, const char *name, json_t **doc,
+		    char *err, size_t errlen);
+
+/*
+ * Return to new/ every claim in cur/ whose lock is free: its daemon
+ * died.  Returns how many.
+ */
+size_t		 spool_recover(struct spool *);
+
+/*
+ * Move the files of deferred/ that are due (mtime <= now) to new/.  Sets
+ * *next to the earliest mtime still in the future (0: none).  Streams
+ * the directory: memory does not grow with its size.  Returns how many
+ * were moved.
+ */
+size_t		 spool_promote(struct spool *, time_t now, time_t *next);
+
+/* Remove uploads (SPOOL/uploads/CLIENT/) made before a time. */
+size_t		 spool_upload_prune(struct spool *, time_t before);
+
+/* Remove the regular files of a state modified before a time. */
+size_t		 spool_prune(struct spool *, enum spool_dir, time_t before);
+
+/*
+ * Call fn(arg, name) for each message file of a state, in directory
+ * order, until it returns non-zero (which is returned).  -1 on error.
+ */
+int		 spool_scan(struct spool *, enum spool_dir,
+		    int (*fn)(void *, const char *), void *arg);
+
+/* The directory fd of a state, for inotify and the like (borrowed). */
+int		 spool_dirfd(const struct spool *, enum spool_dir);
+
 /* Format t as RFC 3339 UTC ("2026-11-23T10:00:00Z") into buf[21+]. */
 void		 spool_time_format(time_t t, char *buf, size_t len);
 

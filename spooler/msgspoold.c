@@ -1,10 +1,17 @@
 /*
- * msgspoold: the spool daemon.  It moves due files from deferred/ to
- * new/, claims each file of new/ by renaming it into cur/, hands it to
- * the provider its channel's config section names, and records the
- * outcome: sent/, deferred/ (to retry) or failed/ (CONTRACT section 8).
+ * msgspoold: the spool daemon (CONTRACT sections 1, 8 and 9).
  *
  *	msgspoold [-c FILE] [--once]
+ *
+ * It claims each file of new/ (an flock held for as long as the send
+ * runs, and a rename into cur/), hands it to the provider its channel's
+ * config section names, and records the outcome: sent/ with the
+ * provider's reply, deferred/ with a backoff for what may succeed later,
+ * failed/ with the reason for what never will.  Transfers run on one
+ * curl multi handle, at most "concurrency" at once, and no channel may
+ * take more than three quarters of them, so a slow one cannot starve the
+ * others.  inotify on new/ wakes it when a message is queued; deferred
+ * files are due at their mtime.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include "config.h"
 #include "log.h"
@@ -22,17 +32,20 @@
 #include "spool.h"
 #include "valid.h"
 
-/* Backoff: 1 minute doubling to an hour, +-20% jitter. */
-#define BACKOFF_FIRST	60
-#define BACKOFF_MAX	3600
-#define SCAN_INTERVAL	1	/* seconds between scans when idle */
-#define ONCE_PASSES	100	/* bound on --once passes */
+#define BACKOFF_FIRST	60	/* seconds; doubling ... */
+#define BACKOFF_MAX	3600	/* ... to an hour, +-20% jitter */
+#define RECOVER_EVERY	30	/* seconds between scans of cur/ */
+#define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
+#define RESCAN_EVERY	5	/* fallback scan of new/ without inotify */
+#define PRUNE_EVERY	3600
+#define TMP_MAX_AGE	(36 * 3600)
 
 /* A provider instantiated for one config section. */
 struct route {
 	char			*section;
 	const struct provider	*provider;
 	void			*state;
+	size_t			 inflight;
 };
 
 struct daemon {
@@ -42,6 +55,17 @@ struct daemon {
 	struct route	*routes;
 	size_t		 nroutes;
 	long		 max_age;
+	long		 retention;
+	size_t		 concurrency;
+	size_t		 route_cap;
+
+	CURLM		*multi;
+	int		 ino;		/* inotify on new/, or -1 */
+	size_t		 inflight;
+	int		 once;
+	int		 new_dirty;	/* new/ may hold work */
+	size_t		 skipped;	/* this scan: of saturated routes */
+	time_t		 next_promote, next_recover, next_prune, next_rescan;
 };
 
 /* Set by signal handlers, read by the loop: the daemon's only globals. */
@@ -76,39 +100,47 @@ routes_free(struct daemon *d)
  * in err when the section names an unknown provider or its keys are bad.
  */
 static struct route *
-route_get(struct daemon *d, const char *section, char *err, size_t errlen)
+route_get(struct daemon *d, const char *section, const char *channel,
+    char *err, size_t errlen)
 {
-	struct route	*r;
-	const char	*name;
-	size_t		 i;
+	const struct provider	*p;
+	struct route		*r;
+	const char		*name;
+	void			*state;
+	size_t			 i;
 
 	for (i = 0; i < d->nroutes; i++)
 		if (strcmp(d->routes[i].section, section) == 0)
 			return &d->routes[i];
 	if ((name = config_get(d->cfg, section, "provider")) == NULL)
 		name = "file";
-	r = reallocarray(d->routes, d->nroutes + 1, sizeof(*r));
-	if (r == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	d->routes = r;
-	r = &d->routes[d->nroutes];
-	memset(r, 0, sizeof(*r));
-	if ((r->provider = provider_find(name)) == NULL) {
+	if ((p = provider_find(name)) == NULL) {
 		snprintf(err, errlen, "[%s]: unknown provider '%s'", section,
 		    name);
 		return NULL;
 	}
-	if ((r->state = r->provider->init(d->cfg, section,
-	    spool_root(d->spool), err, errlen)) == NULL)
+	if (!provider_serves(p, channel)) {
+		snprintf(err, errlen, "[%s]: provider '%s' does not send %s",
+		    section, name, channel);
 		return NULL;
-	if ((r->section = strdup(section)) == NULL) {
-		r->provider->free_state(r->state);
+	}
+	if ((state = p->init(d->cfg, section, spool_root(d->spool), err,
+	    errlen)) == NULL)
+		return NULL;
+	r = reallocarray(d->routes, d->nroutes + 1, sizeof(*r));
+	if (r == NULL || (r[d->nroutes].section = strdup(section)) == NULL) {
+		if (r != NULL)
+			d->routes = r;
+		p->free_state(state);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	d->nroutes++;
+	d->routes = r;
+	r = &d->routes[d->nroutes++];
+	r->provider = p;
+	r->state = state;
+	r->inflight = 0;
+	log_info("[%s]: provider %s", section, name);
 	return r;
 }
 
@@ -119,7 +151,8 @@ load_config(struct daemon *d)
 	struct spool	*spool;
 	struct limits	 lim;
 	char		 err[512], *root;
-	long		 max_age;
+	long		 max_age, retention;
+	size_t		 conc;
 
 	if ((cfg = config_load(d->config_path, err, sizeof(err))) == NULL ||
 	    config_limits(cfg, &lim, err, sizeof(err)) == -1) {
@@ -127,8 +160,12 @@ load_config(struct daemon *d)
 		config_free(cfg);
 		return -1;
 	}
-	if (config_seconds(cfg, NULL, "max-age", 86400, &max_age) == -1) {
-		log_err("config: max-age: not a duration");
+	if (config_seconds(cfg, NULL, "max-age", 86400, &max_age) == -1 ||
+	    config_seconds(cfg, NULL, "retention", 7 * 86400, &retention) ==
+	    -1 || config_size(cfg, NULL, "concurrency", 16, &conc) == -1 ||
+	    conc < 1 || conc > 1024) {
+		log_err("config: max-age, retention or concurrency (1 to "
+		    "1024) is not valid");
 		config_free(cfg);
 		return -1;
 	}
@@ -146,6 +183,11 @@ load_config(struct daemon *d)
 	d->cfg = cfg;
 	d->spool = spool;
 	d->max_age = max_age;
+	d->retention = retention;
+	d->concurrency = conc;
+	d->route_cap = conc > 1 ? conc * 3 / 4 : 1;
+	curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)conc);
+	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)conc);
 	return 0;
 }
 
@@ -166,7 +208,6 @@ backoff(long attempts)
 	return delay * 8 / 10 + (long)(r % (unsigned)(delay * 4 / 10 + 1));
 }
 
-/* The recipient of a message, for logs. */
 static const char *
 recipient(const json_t *doc)
 {
@@ -177,18 +218,16 @@ recipient(const json_t *doc)
 	return to ? to : "?";
 }
 
-/*
- * Record the outcome of an attempt on cur/name and move it on.
- */
+/* Record the outcome of an attempt on cur/name and move it on. */
 static void
 record(struct daemon *d, const char *name, json_t *doc, enum msg_status st,
-    json_t *reply, const char *why)
+    json_t *reply, const char *why, long retry_after)
 {
 	enum spool_dir	 dest;
 	const char	*id, *created;
 	char		 stamp[32];
 	time_t		 now = time(NULL), born;
-	long		 attempts;
+	long		 attempts, wait;
 
 	id = json_string_value(json_object_get(doc, "id"));
 	attempts = (long)json_integer_value(json_object_get(doc,
@@ -196,28 +235,26 @@ record(struct daemon *d, const char *name, json_t *doc, enum msg_status st,
 	json_object_set_new(doc, "attempts", json_integer(attempts));
 	spool_time_format(now, stamp, sizeof(stamp));
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
+	json_object_set(doc, "providerReply", reply ? reply : json_null());
+	created = json_string_value(json_object_get(doc, "created"));
+	if (st == MSG_TEMPFAIL && created != NULL &&
+	    valid_time_parse(created, &born) == 0 && now - born >= d->max_age)
+		st = MSG_PERMFAIL, why = why ? why : "?",
+		    json_object_set_new(doc, "gaveUp", json_string(
+		    "older than max-age"));
 	switch (st) {
 	case MSG_OK:
 		dest = SPOOL_SENT;
 		json_object_set_new(doc, "lastError", json_null());
-		json_object_set(doc, "providerReply", reply ? reply :
-		    json_null());
 		json_object_set_new(doc, "nextAttempt", json_null());
+		json_object_set_new(doc, "sentAt", json_string(stamp));
 		break;
 	case MSG_TEMPFAIL:
 		dest = SPOOL_DEFERRED;
-		created = json_string_value(json_object_get(doc, "created"));
-		if (created != NULL && valid_time_parse(created, &born) == 0 &&
-		    now - born >= d->max_age) {
-			dest = SPOOL_FAILED;
-			json_object_set_new(doc, "lastError", json_pack(
-			    "s++", why, " (gave up: older than max-age)", ""));
-			json_object_set_new(doc, "nextAttempt", json_null());
-			break;
-		}
 		json_object_set_new(doc, "lastError", json_string(why));
-		spool_time_format(now + backoff(attempts), stamp,
-		    sizeof(stamp));
+		/* The provider's Retry-After, when it gave one, wins. */
+		wait = retry_after > 0 ? retry_after : backoff(attempts);
+		spool_time_format(now + wait, stamp, sizeof(stamp));
 		json_object_set_new(doc, "nextAttempt", json_string(stamp));
 		break;
 	default:
@@ -227,8 +264,8 @@ record(struct daemon *d, const char *name, json_t *doc, enum msg_status st,
 		break;
 	}
 	if (spool_store(d->spool, dest, name, doc, SPOOL_CUR) != MSG_OK) {
-		/* Left in cur/: it goes back to new/ at the next start. */
-		log_err("%s: cannot record outcome in %s/", id,
+		/* Left in cur/: recovery returns it to new/. */
+		log_err("%s: cannot record the outcome in %s/", id,
 		    spool_dirname(dest));
 		return;
 	}
@@ -242,111 +279,214 @@ record(struct daemon *d, const char *name, json_t *doc, enum msg_status st,
 		    recipient(doc), attempts, why);
 }
 
-/* Claim and send new/name.  Returns 1 when it was ours to send. */
-static int
-deliver(struct daemon *d, const char *name)
+static void
+job_free(struct job *job)
 {
-	struct route	*r;
-	json_t		*doc, *reply = NULL;
-	char		 err[512] = "", section[64];
-	enum msg_status	 st;
+	if (job == NULL)
+		return;
+	if (job->easy != NULL)
+		curl_easy_cleanup(job->easy);
+	curl_mime_free(job->mime);
+	curl_slist_free_all(job->headers);
+	curl_slist_free_all(job->rcpts);
+	free(job->body);
+	buf_free(&job->resp);
+	json_decref(job->reply);
+	json_decref(job->doc);
+	if (job->lockfd != -1)
+		close(job->lockfd);	/* the claim ends here */
+	free(job);
+}
 
-	/* The rename is the claim: only one daemon's can succeed. */
-	if (spool_move(d->spool, SPOOL_NEW, SPOOL_CUR, name) == -1) {
-		if (errno != ENOENT)
-			log_err("claim %s: %s", name, strerror(errno));
-		return 0;
+/* A job is over: record it, free it, release its slot. */
+static void
+job_done(struct daemon *d, struct job *job)
+{
+	record(d, job->name, job->doc, job->status, job->reply, job->err,
+	    job->retry_after);
+	if (job->route != NULL)
+		job->route->inflight--;
+	d->inflight--;
+	d->new_dirty = 1;
+	job_free(job);
+}
+
+/* The route a document goes by, or NULL with the reason in err. */
+static struct route *
+route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen)
+{
+	char		 section[64];
+	const char	*channel;
+
+	channel = json_string_value(json_object_get(doc, "channel"));
+	if (channel == NULL ||
+	    provider_section(doc, section, sizeof(section)) == NULL) {
+		snprintf(err, errlen, "no channel to route by");
+		return NULL;
 	}
-	if ((doc = spool_load(d->spool, SPOOL_CUR, name, err,
-	    sizeof(err))) == NULL) {
-		log_err("%s; moved to failed/", err);
-		spool_move(d->spool, SPOOL_CUR, SPOOL_FAILED, name);
+	return route_get(d, section, channel, err, errlen);
+}
+
+/* spool_scan callback: claim and start new/name.  1 stops the scan. */
+static int
+admit(void *arg, const char *name)
+{
+	struct daemon	*d = arg;
+	struct job	*job;
+	struct route	*r = NULL;
+	json_t		*peek;
+	char		 err[512];
+	size_t		 i;
+	int		 fd, saturated = 0;
+
+	if (stopping || reloading || d->inflight >= d->concurrency) {
+		d->new_dirty = 1;
 		return 1;
 	}
-	if (provider_section(doc, section, sizeof(section)) == NULL) {
-		st = MSG_PERMFAIL;
-		snprintf(err, sizeof(err), "no channel to route by");
-	} else if ((r = route_get(d, section, err, sizeof(err))) == NULL) {
-		/* A config error: keep the message until it is fixed. */
-		st = MSG_TEMPFAIL;
-	} else
-		st = r->provider->send(r->state, doc, &reply, err,
-		    sizeof(err));
-	record(d, name, doc, st, reply, err);
-	json_decref(reply);
-	json_decref(doc);
-	return 1;
-}
-
-/* Move the due files of deferred/ to new/.  Returns how many. */
-static size_t
-promote(struct daemon *d)
-{
-	char		**names, err[512];
-	const char	*next;
-	json_t		*doc;
-	time_t		 now = time(NULL), when;
-	ssize_t		 n, i;
-	size_t		 moved = 0;
-
-	if ((n = spool_list(d->spool, SPOOL_DEFERRED, &names)) == -1) {
-		log_err("deferred/: %s", strerror(errno));
+	/* Only when a route is full is a file read before it is claimed. */
+	for (i = 0; i < d->nroutes; i++)
+		saturated |= d->routes[i].inflight >= d->route_cap;
+	if (saturated) {
+		peek = spool_load(d->spool, SPOOL_NEW, name, err, sizeof(err));
+		r = peek ? route_of(d, peek, err, sizeof(err)) : NULL;
+		json_decref(peek);
+		if (r != NULL && r->inflight >= d->route_cap) {
+			/* Bounded: a long queue of one channel is not read
+			 * through on every scan. */
+			return ++d->skipped > 4 * d->concurrency;
+		}
+	}
+	if ((job = calloc(1, sizeof(*job))) == NULL)
+		return 1;
+	job->lockfd = -1;
+	snprintf(job->name, sizeof(job->name), "%s", name);
+	if ((fd = spool_claim(d->spool, name, &job->doc, err,
+	    sizeof(err))) == -1) {
+		free(job);
 		return 0;
 	}
-	for (i = 0; i < n && !stopping; i++) {
-		if ((doc = spool_load(d->spool, SPOOL_DEFERRED, names[i], err,
-		    sizeof(err))) == NULL) {
-			if (errno != ENOENT)
-				log_err("%s", err);
-			continue;
-		}
-		next = json_string_value(json_object_get(doc, "nextAttempt"));
-		if (next == NULL || valid_time_parse(next, &when) == -1 ||
-		    when <= now) {
-			if (spool_move(d->spool, SPOOL_DEFERRED, SPOOL_NEW,
-			    names[i]) == 0)
-				moved++;
-		}
-		json_decref(doc);
-	}
-	spool_names_free(names, (size_t)n);
-	return moved;
-}
-
-/* One pass over new/.  Returns how many messages were attempted. */
-static size_t
-drain(struct daemon *d)
-{
-	char	**names;
-	ssize_t	  n, i;
-	size_t	  sent = 0;
-
-	if ((n = spool_list(d->spool, SPOOL_NEW, &names)) == -1) {
-		log_err("new/: %s", strerror(errno));
+	job->lockfd = fd;
+	if (job->doc == NULL) {
+		log_err("%s; moved to failed/", err);
+		spool_move(d->spool, SPOOL_CUR, SPOOL_FAILED, name);
+		job_free(job);
 		return 0;
 	}
-	for (i = 0; i < n && !stopping; i++)
-		sent += (size_t)deliver(d, names[i]);
-	spool_names_free(names, (size_t)n);
-	return sent;
+	d->inflight++;
+	if ((r = route_of(d, job->doc, err, sizeof(err))) == NULL) {
+		/* A config error is fixed by an operator: keep the message. */
+		job->status = strcmp(err, "no channel to route by") == 0 ?
+		    MSG_PERMFAIL : MSG_TEMPFAIL;
+		snprintf(job->err, sizeof(job->err), "%s", err);
+		job_done(d, job);
+		return 0;
+	}
+	job->route = r;
+	r->inflight++;
+	r->provider->start(r->state, job);
+	if (job->easy == NULL) {
+		job_done(d, job);
+		return 0;
+	}
+	if (curl_multi_add_handle(d->multi, job->easy) != CURLM_OK) {
+		job->status = MSG_TEMPFAIL;
+		snprintf(job->err, sizeof(job->err), "cannot start transfer");
+		job_done(d, job);
+	}
+	return 0;
 }
 
-/*
- * Claims in cur/ at start belong to a daemon that died mid-send (only
- * one daemon runs per spool in this version): put them back.
- */
+/* Collect the transfers that ended. */
 static void
-recover(struct daemon *d)
+reap(struct daemon *d)
 {
-	char	**names;
-	ssize_t	  n, i;
+	struct job	*job;
+	CURLMsg		*m;
+	curl_off_t	 ra = 0;
+	long		 code = 0;
+	int		 left;
 
-	if ((n = spool_list(d->spool, SPOOL_CUR, &names)) == -1)
-		return;
-	for (i = 0; i < n; i++)
-		if (spool_move(d->spool, SPOOL_CUR, SPOOL_NEW, names[i]) == 0)
-			log_warn("recovered %s from cur/", names[i]);
-	spool_names_free(names, (size_t)n);
+	while ((m = curl_multi_info_read(d->multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+		    (char **)&job);
+		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE,
+		    &code);
+		if (curl_easy_getinfo(m->easy_handle, CURLINFO_RETRY_AFTER,
+		    &ra) == CURLE_OK && ra > 0)
+			job->retry_after = (long)(ra > 86400 ? 86400 : ra);
+		curl_multi_remove_handle(d->multi, m->easy_handle);
+		job->route->provider->finish(job->route->state, job,
+		    m->data.result, code);
+		job_done(d, job);
+	}
+}
+
+/* Housekeeping that is due: deferred/, dead claims, old files. */
+static void
+chores(struct daemon *d, time_t now)
+{
+	time_t	next;
+	size_t	n;
+
+	if (now >= d->next_promote) {
+		if (spool_promote(d->spool, now, &next) > 0)
+			d->new_dirty = 1;
+		d->next_promote = next > 0 && next < now + PROMOTE_EVERY ?
+		    next : now + PROMOTE_EVERY;
+	}
+	if (now >= d->next_recover) {
+		if (spool_recover(d->spool) > 0)
+			d->new_dirty = 1;
+		d->next_recover = now + RECOVER_EVERY;
+	}
+	if (now >= d->next_rescan) {
+		d->new_dirty = 1;
+		d->next_rescan = now + RESCAN_EVERY;
+	}
+	if (now >= d->next_prune && !d->once) {
+		if ((n = spool_prune(d->spool, SPOOL_TMP, now - TMP_MAX_AGE)))
+			log_info("removed %zu stale files from tmp/", n);
+		if ((n = spool_prune(d->spool, SPOOL_SENT,
+		    now - d->retention)))
+			log_info("pruned %zu sent messages", n);
+		spool_upload_prune(d->spool, now - SPOOL_UPLOAD_TTL);
+		d->next_prune = now + PRUNE_EVERY;
+	}
+}
+
+/* Wait for a transfer, a file in new/, a signal, or the next chore. */
+static void
+wait_for_work(struct daemon *d, time_t now)
+{
+	struct curl_waitfd	 w;
+	char			 ev[4096];
+	time_t			 until;
+	int			 ms, n = 0;
+
+	until = d->next_promote < d->next_recover ? d->next_promote :
+	    d->next_recover;
+	if (d->next_rescan < until)
+		until = d->next_rescan;
+	ms = until > now ? (int)(until - now) * 1000 : 0;
+	if (ms > 1000)
+		ms = 1000;	/* signals are seen within a second */
+	if (d->new_dirty && d->inflight < d->concurrency && !reloading)
+		ms = 0;
+	/* Files arriving only matter when there is room for them. */
+	if (d->ino != -1 && d->inflight < d->concurrency) {
+		w.fd = d->ino;
+		w.events = CURL_WAIT_POLLIN;
+		w.revents = 0;
+		n = 1;
+	}
+	curl_multi_poll(d->multi, n ? &w : NULL, (unsigned)n, ms, NULL);
+	if (n && (w.revents & CURL_WAIT_POLLIN)) {
+		while (read(d->ino, ev, sizeof(ev)) > 0)
+			;
+		d->new_dirty = 1;
+	}
 }
 
 static void
@@ -366,9 +506,12 @@ main(int argc, char *argv[], char *envp[])
 	};
 	struct daemon		 d;
 	struct sigaction	 sa;
-	int			 ch, once = 0, passes;
+	char			 path[4096];
+	time_t			 now;
+	int			 ch, running;
 
 	memset(&d, 0, sizeof(d));
+	d.ino = -1;
 	d.config_path = config_default_path(envp);
 	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -376,7 +519,7 @@ main(int argc, char *argv[], char *envp[])
 			d.config_path = optarg;
 			break;
 		case 'o':
-			once = 1;
+			d.once = 1;
 			break;
 		case 'h':
 			usage();
@@ -393,36 +536,66 @@ main(int argc, char *argv[], char *envp[])
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: a signal cuts the idle sleep short. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (load_config(&d) == -1)
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (d.multi = curl_multi_init()) == NULL) {
+		log_err("libcurl cannot start");
 		return 1;
-	log_info("started: config %s, spool %s%s", d.config_path,
-	    spool_root(d.spool), once ? ", once" : "");
-	recover(&d);
-	for (passes = 0; !stopping; passes++) {
-		if (reloading) {
+	}
+	if (load_config(&d) == -1) {
+		curl_multi_cleanup(d.multi);
+		return 1;
+	}
+	if (!d.once && (d.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) != -1 &&
+	    (spool_path(d.spool, SPOOL_NEW, "", path, sizeof(path)) == -1 ||
+	    inotify_add_watch(d.ino, path, IN_MOVED_TO | IN_CLOSE_WRITE) ==
+	    -1)) {
+		log_warn("inotify on new/: %s; scanning every %d s",
+		    strerror(errno), RESCAN_EVERY);
+		close(d.ino);
+		d.ino = -1;
+	}
+	log_info("started: config %s, spool %s, concurrency %zu%s",
+	    d.config_path, spool_root(d.spool), d.concurrency,
+	    d.once ? ", once" : "");
+	d.new_dirty = 1;
+	for (;;) {
+		if (reloading && d.inflight == 0) {
 			reloading = 0;
 			if (load_config(&d) == 0)
 				log_info("reloaded %s", d.config_path);
+			d.new_dirty = 1;
 		}
-		promote(&d);
-		if (drain(&d) > 0) {
-			/* More may have come; --once stays bounded. */
-			if (once && passes >= ONCE_PASSES)
-				break;
-			continue;
+		now = time(NULL);
+		if (!stopping) {
+			chores(&d, now);
+			if (d.new_dirty && d.inflight < d.concurrency &&
+			    !reloading) {
+				d.new_dirty = 0;
+				d.skipped = 0;
+				spool_scan(d.spool, SPOOL_NEW, admit, &d);
+			}
 		}
-		if (once)
+		if (d.inflight == 0 && (stopping || (d.once && !d.new_dirty)))
 			break;
-		sleep(SCAN_INTERVAL);
+		curl_multi_perform(d.multi, &running);
+		reap(&d);
+		if (d.inflight == 0 && d.once && !d.new_dirty)
+			break;
+		wait_for_work(&d, time(NULL));
+		curl_multi_perform(d.multi, &running);
+		reap(&d);
 	}
 	log_info("stopped");
+	if (d.ino != -1)
+		close(d.ino);
 	routes_free(&d);
+	curl_multi_cleanup(d.multi);
+	curl_global_cleanup();
 	spool_free(d.spool);
 	config_free(d.cfg);
 	return 0;

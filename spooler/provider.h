@@ -1,38 +1,77 @@
 /*
  * provider.h: how msgspoold hands a message to the outside world.  One
  * struct provider per implementation, one file each (provider_NAME.c).
+ *
+ * A send is a job.  start() either finishes it at once (the file
+ * provider) or sets up job->easy, which the daemon runs on its curl
+ * multi handle; when the transfer ends, finish() turns its outcome into
+ * MSG_OK, MSG_TEMPFAIL or MSG_PERMFAIL.
  */
 #ifndef PROVIDER_H
 #define PROVIDER_H
 
 #include <stddef.h>
+#include <curl/curl.h>
 #include <jansson.h>
 
+#include "buf.h"
 #include "config.h"
 #include "msgspool.h"
+#include "spool.h"
+
+struct route;
+
+struct job {
+	char			 name[SPOOL_NAME_MAX];
+	json_t			*doc;		/* the spool document */
+	int			 lockfd;	/* the claim, from spool_claim */
+	struct route		*route;
+
+	CURL			*easy;		/* NULL: finished in start() */
+	struct curl_slist	*headers;
+	struct curl_slist	*rcpts;
+	curl_mime		*mime;
+	char			*body;		/* request body, if any */
+	struct buf		 resp;		/* response body */
+	char			 curlerr[CURL_ERROR_SIZE];
+
+	/* The outcome. */
+	enum msg_status		 status;
+	json_t			*reply;		/* the provider's answer */
+	char			 err[512];
+	long			 retry_after;	/* seconds, 0: none */
+};
 
 struct provider {
 	const char	*name;
+	/* The channels it serves, e.g. "sms,voice". */
+	const char	*channels;
 	/*
-	 * Read the provider's keys from [section] of the config.  Returns
-	 * its state (freed with free_state), or NULL with a reason in err.
+	 * Read the provider's keys from [section].  Returns its state (freed
+	 * with free_state), or NULL with a reason in err.
 	 */
 	void		*(*init)(const struct config *, const char *section,
 			    const char *spool_root, char *err, size_t errlen);
-	/*
-	 * Send one spool document.  MSG_OK with *reply a new reference to
-	 * what the provider answered; otherwise the reason in err, and
-	 * MSG_TEMPFAIL when trying again later may succeed.
-	 */
-	enum msg_status	 (*send)(void *state, const json_t *doc,
-			    json_t **reply, char *err, size_t errlen);
+	/* Start a job: set job->easy up, or set its outcome. */
+	void		 (*start)(void *state, struct job *);
+	/* A transfer ended with rc and (HTTP or SMTP) response code. */
+	void		 (*finish)(void *state, struct job *, CURLcode rc,
+			    long code);
 	void		 (*free_state)(void *state);
 };
 
 extern const struct provider provider_file;
+extern const struct provider provider_http;
+extern const struct provider provider_smtp;
+extern const struct provider provider_twilio;
+extern const struct provider provider_whatsapp;
 
 /* The provider called name, or NULL. */
 const struct provider	*provider_find(const char *name);
+
+/* Whether the provider serves a channel. */
+int			 provider_serves(const struct provider *,
+			    const char *channel);
 
 /*
  * The config section that routes a spool document: "sms", "voice",
@@ -41,5 +80,30 @@ const struct provider	*provider_find(const char *name);
  */
 const char		*provider_section(const json_t *doc, char *buf,
 			    size_t len);
+
+/*
+ * A new easy handle for job: URL, timeouts from the section's "timeout"
+ * (seconds, default 30), the response gathered into job->resp, errors
+ * into job->curlerr, CURLOPT_PRIVATE set to job.  NULL on failure.
+ */
+CURL			*provider_easy(struct job *, const char *url,
+			    long timeout);
+
+/* The job's failure from a finished transfer that did not give 2xx:
+ * 408, 429, 5xx and transport errors are TEMPFAIL, other 4xx PERMFAIL.
+ * what describes the provider's error (may be NULL). */
+void			 provider_http_outcome(struct job *, CURLcode rc,
+			    long code, const char *what);
+
+/* Read the per-section "timeout" (seconds); 0, or -1 with err. */
+int			 provider_timeout(const struct config *,
+			    const char *section, long *out, char *err,
+			    size_t errlen);
+
+/* The message object of the job's document (borrowed). */
+const json_t		*provider_message(const struct job *);
+
+/* A string member of the message, or NULL. */
+const char		*provider_msg_str(const struct job *, const char *key);
 
 #endif

@@ -58,9 +58,8 @@ file_free(void *state)
 	free(st);
 }
 
-static enum msg_status
-file_send(void *state, const json_t *doc, json_t **reply, char *err,
-    size_t errlen)
+static void
+file_start(void *state, struct job *job)
 {
 	struct file_state	*st = state;
 	const char		*id;
@@ -68,52 +67,55 @@ file_send(void *state, const json_t *doc, json_t **reply, char *err,
 	json_t			*what;
 	size_t			 len;
 	int			 fd;
-	enum msg_status		 rc = MSG_TEMPFAIL;
 
-	id = json_string_value(json_object_get(doc, "id"));
-	what = json_pack("{s:O, s:O, s:O, s:O}", "id", json_object_get(doc,
-	    "id"), "channel", json_object_get(doc, "channel"), "client",
-	    json_object_get(doc, "client"), "message", json_object_get(doc,
-	    "message"));
+	job->status = MSG_TEMPFAIL;
+	id = json_string_value(json_object_get(job->doc, "id"));
+	what = json_pack("{s:O, s:O, s:O, s:O}", "id", json_object_get(job->doc,
+	    "id"), "channel", json_object_get(job->doc, "channel"), "client",
+	    json_object_get(job->doc, "client"), "message",
+	    json_object_get(job->doc, "message"));
 	if (id == NULL || what == NULL) {
-		snprintf(err, errlen, "not a spool document");
+		snprintf(job->err, sizeof(job->err), "not a spool document");
 		json_decref(what);
-		return MSG_PERMFAIL;
+		job->status = MSG_PERMFAIL;
+		return;
 	}
 	out = json_dumps(what, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(what);
 	if (out == NULL || asprintf(&path, "%s/%s.json", st->dir, id) == -1 ||
 	    asprintf(&tmp, "%s/.%s.json.tmp", st->dir, id) == -1) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(job->err, sizeof(job->err), "out of memory");
 		goto done;
 	}
 	len = strlen(out);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd == -1 || write(fd, out, len) != (ssize_t)len ||
 	    write(fd, "\n", 1) != 1 || fsync(fd) == -1) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		snprintf(job->err, sizeof(job->err), "%s: %s", tmp,
+		    strerror(errno));
 		if (fd != -1)
 			close(fd);
 		unlink(tmp);
 		goto done;
 	}
 	if (close(fd) == -1 || rename(tmp, path) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(job->err, sizeof(job->err), "%s: %s", path,
+		    strerror(errno));
 		unlink(tmp);
 		goto done;
 	}
-	*reply = json_pack("{s:s, s:s}", "provider", "file", "path", path);
-	rc = MSG_OK;
+	job->reply = json_pack("{s:s, s:s}", "provider", "file", "path", path);
+	job->status = MSG_OK;
 done:
 	free(out);
 	free(path);
 	free(tmp);
-	return rc;
 }
 
 const struct provider provider_file = {
 	.name = "file",
+	.channels = "sms,voice,email,ott",
 	.init = file_init,
-	.send = file_send,
+	.start = file_start,
 	.free_state = file_free,
 };

@@ -1,0 +1,341 @@
+/*
+ * provider_smtp.c: email over SMTP with libcurl.  The message is built
+ * with curl_mime: multipart/mixed holding a multipart/alternative of the
+ * text and HTML parts, then each attachment with its detected type and
+ * name; Message-ID and Date headers; STARTTLS or SMTPS, AUTH; the curl
+ * multi handle reuses connections.
+ *
+ *	[email]
+ *	provider = smtp
+ *	url = smtp://mail.example.com:587
+ *	username = msgspool
+ *	password-file = /etc/msgspool/smtp.password
+ *	starttls = yes		# yes, no, try (default)
+ */
+#include <ctype.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mime.h"
+#include "provider.h"
+
+struct smtp_state {
+	char		*url;
+	char		*username;
+	char		*password;
+	long		 usessl;
+	long		 timeout;
+};
+
+static void
+smtp_free(void *state)
+{
+	struct smtp_state	*st = state;
+
+	if (st == NULL)
+		return;
+	free(st->url);
+	free(st->username);
+	free(st->password);
+	free(st);
+}
+
+static void *
+smtp_init(const struct config *cfg, const char *section,
+    const char *spool_root, char *err, size_t errlen)
+{
+	struct smtp_state	*st;
+	const char		*url, *user, *tls;
+
+	(void)spool_root;
+	if ((url = config_get(cfg, section, "url")) == NULL ||
+	    (strncmp(url, "smtp://", 7) != 0 &&
+	    strncmp(url, "smtps://", 8) != 0)) {
+		snprintf(err, errlen, "[%s] provider smtp needs url = "
+		    "smtp://host:port or smtps://host:port", section);
+		return NULL;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->url = strdup(url)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		smtp_free(st);
+		return NULL;
+	}
+	tls = config_get(cfg, section, "starttls");
+	if (tls == NULL || strcmp(tls, "try") == 0)
+		st->usessl = CURLUSESSL_TRY;
+	else if (strcmp(tls, "yes") == 0)
+		st->usessl = CURLUSESSL_ALL;
+	else if (strcmp(tls, "no") == 0)
+		st->usessl = CURLUSESSL_NONE;
+	else {
+		snprintf(err, errlen, "[%s] starttls must be yes, no or try",
+		    section);
+		smtp_free(st);
+		return NULL;
+	}
+	if ((user = config_get(cfg, section, "username")) != NULL) {
+		if ((st->username = strdup(user)) == NULL ||
+		    (st->password = config_secret(cfg, section, "password",
+		    err, errlen)) == NULL) {
+			smtp_free(st);
+			return NULL;
+		}
+	}
+	if (provider_timeout(cfg, section, &st->timeout, err, errlen) == -1) {
+		smtp_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* The bare address of "Name <a@b>" or "a@b", into out. */
+static void
+bare_address(const char *from, char *out, size_t len)
+{
+	const char	*lt, *gt;
+
+	if ((lt = strrchr(from, '<')) != NULL &&
+	    (gt = strchr(lt, '>')) != NULL)
+		snprintf(out, len, "<%.*s>", (int)(gt - lt - 1), lt + 1);
+	else
+		snprintf(out, len, "<%s>", from);
+}
+
+static int
+ascii(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+/*
+ * Append s as an RFC 2047 encoded phrase when it is not ASCII: UTF-8 "B"
+ * words of at most 45 bytes, cut between characters.
+ */
+static void
+encoded_words(struct buf *b, const char *s)
+{
+	size_t	len = strlen(s), n;
+	char	*w;
+
+	if (ascii(s)) {
+		buf_puts(b, s);
+		return;
+	}
+	while (len > 0) {
+		n = len < 45 ? len : 45;
+		while (n < len && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		if ((w = mime_base64_encode((const unsigned char *)s, n)) ==
+		    NULL) {
+			b->failed = 1;
+			return;
+		}
+		buf_puts(b, "=?UTF-8?B?");
+		buf_puts(b, w);
+		buf_puts(b, "?=");
+		free(w);
+		s += n;
+		len -= n;
+		if (len > 0)
+			buf_puts(b, "\r\n ");
+	}
+}
+
+/* "Name: value", the value encoded when it is not ASCII. */
+static void
+header(struct job *job, const char *name, const char *value)
+{
+	struct buf	 b = { NULL, 0, 0, 0 };
+	const char	*lt;
+	char		*line;
+
+	buf_puts(&b, name);
+	buf_puts(&b, ": ");
+	/* In "Name <addr>" only the display name may need encoding. */
+	if ((strcmp(name, "From") == 0 || strcmp(name, "To") == 0) &&
+	    (lt = strrchr(value, '<')) != NULL && lt > value) {
+		char	*display = strndup(value, (size_t)(lt - value));
+
+		if (display != NULL) {
+			encoded_words(&b, display);
+			free(display);
+		}
+		buf_putc(&b, ' ');
+		buf_puts(&b, lt);
+	} else
+		encoded_words(&b, value);
+	if ((line = buf_take(&b, NULL)) != NULL) {
+		job->headers = curl_slist_append(job->headers, line);
+		free(line);
+	}
+}
+
+/* Add a text part with its charset, quoted-printable. */
+static int
+text_part(curl_mime *alt, const char *text, const char *type)
+{
+	curl_mimepart	*part;
+
+	if ((part = curl_mime_addpart(alt)) == NULL)
+		return -1;
+	return curl_mime_data(part, text, CURL_ZERO_TERMINATED) ||
+	    curl_mime_type(part, type) ||
+	    curl_mime_encoder(part, "quoted-printable") ? -1 : 0;
+}
+
+static int
+build_mime(struct job *job)
+{
+	const json_t		*atts, *a;
+	curl_mime		*alt;
+	curl_mimepart		*part;
+	struct curl_slist	*inline_hdr;
+	unsigned char		*data;
+	const char		*html, *text;
+	size_t			 i, len;
+
+	html = provider_msg_str(job, "html");
+	text = provider_msg_str(job, "text");
+	if ((job->mime = curl_mime_init(job->easy)) == NULL ||
+	    (alt = curl_mime_init(job->easy)) == NULL)
+		return -1;
+	if ((text != NULL && text_part(alt, text,
+	    "text/plain; charset=utf-8") == -1) ||
+	    (html != NULL && text_part(alt, html,
+	    "text/html; charset=utf-8") == -1)) {
+		curl_mime_free(alt);
+		return -1;
+	}
+	if ((part = curl_mime_addpart(job->mime)) == NULL ||
+	    curl_mime_subparts(part, alt) != CURLE_OK) {
+		curl_mime_free(alt);
+		return -1;
+	}
+	curl_mime_type(part, "multipart/alternative");
+	inline_hdr = curl_slist_append(NULL, "Content-Disposition: inline");
+	curl_mime_headers(part, inline_hdr, 1);
+	atts = json_object_get(provider_message(job), "attachments");
+	json_array_foreach(atts, i, a) {
+		const json_t	*c = json_object_get(a, "content");
+
+		if (mime_base64_decode(json_string_value(c),
+		    json_string_length(c), 0, &data, &len) != 0)
+			return -1;
+		part = curl_mime_addpart(job->mime);
+		if (part == NULL || curl_mime_data(part, (const char *)data,
+		    len) != CURLE_OK) {
+			free(data);
+			return -1;
+		}
+		free(data);
+		curl_mime_type(part, json_string_value(json_object_get(a,
+		    "contentType")));
+		curl_mime_filename(part, json_string_value(json_object_get(a,
+		    "name")));
+		curl_mime_encoder(part, "base64");
+	}
+	return 0;
+}
+
+static void
+smtp_start(void *state, struct job *job)
+{
+	struct smtp_state	*st = state;
+	const char		*from, *to, *subject, *id, *at;
+	char			 addr[512], line[600], date[64];
+	struct tm		 tm;
+	time_t			 now = time(NULL);
+
+	job->status = MSG_TEMPFAIL;
+	from = provider_msg_str(job, "from");
+	to = provider_msg_str(job, "to");
+	subject = provider_msg_str(job, "subject");
+	id = json_string_value(json_object_get(job->doc, "id"));
+	if (from == NULL || to == NULL || id == NULL) {
+		job->status = MSG_PERMFAIL;
+		snprintf(job->err, sizeof(job->err), "no from or to");
+		return;
+	}
+	if ((job->easy = provider_easy(job, st->url, st->timeout)) == NULL) {
+		snprintf(job->err, sizeof(job->err), "out of memory");
+		return;
+	}
+	bare_address(from, addr, sizeof(addr));
+	curl_easy_setopt(job->easy, CURLOPT_MAIL_FROM, addr);
+	bare_address(to, addr, sizeof(addr));
+	job->rcpts = curl_slist_append(NULL, addr);
+	curl_easy_setopt(job->easy, CURLOPT_MAIL_RCPT, job->rcpts);
+	curl_easy_setopt(job->easy, CURLOPT_USE_SSL, st->usessl);
+	if (st->username != NULL) {
+		curl_easy_setopt(job->easy, CURLOPT_USERNAME, st->username);
+		curl_easy_setopt(job->easy, CURLOPT_PASSWORD, st->password);
+	}
+	/* RFC 5322 date, in English whatever the locale. */
+	gmtime_r(&now, &tm);
+	snprintf(date, sizeof(date), "%s, %02d %s %d %02d:%02d:%02d +0000",
+	    (const char *[]){ "Sun", "Mon", "Tue", "Wed", "Thu", "Fri",
+	    "Sat" }[tm.tm_wday], tm.tm_mday, (const char *[]){ "Jan", "Feb",
+	    "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+	    "Dec" }[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec);
+	snprintf(line, sizeof(line), "Date: %s", date);
+	job->headers = curl_slist_append(job->headers, line);
+	header(job, "From", from);
+	header(job, "To", to);
+	header(job, "Subject", subject ? subject : "");
+	bare_address(from, addr, sizeof(addr));
+	at = strrchr(addr, '@');
+	snprintf(line, sizeof(line), "Message-ID: <%s@%.*s>", id,
+	    at ? (int)strlen(at + 1) - 1 : 9, at ? at + 1 : "localhost");
+	job->headers = curl_slist_append(job->headers, line);
+	job->headers = curl_slist_append(job->headers, "MIME-Version: 1.0");
+	curl_easy_setopt(job->easy, CURLOPT_HTTPHEADER, job->headers);
+	if (build_mime(job) == -1) {
+		snprintf(job->err, sizeof(job->err), "cannot build the MIME "
+		    "message");
+		job->status = MSG_PERMFAIL;
+		curl_easy_cleanup(job->easy);
+		job->easy = NULL;
+		return;
+	}
+	curl_easy_setopt(job->easy, CURLOPT_MIMEPOST, job->mime);
+	job->reply = json_pack("{s:s, s:s+}", "provider", "smtp",
+	    "messageId", strchr(line, '<'), "");
+}
+
+static void
+smtp_finish(void *state, struct job *job, CURLcode rc, long code)
+{
+	(void)state;
+	if (rc == CURLE_OK) {
+		json_object_set_new(job->reply, "code", json_integer(code));
+		job->status = MSG_OK;
+		return;
+	}
+	json_decref(job->reply);
+	job->reply = NULL;
+	/* The server's word decides: 4xx later, 5xx never. */
+	if (code >= 500 && code < 600)
+		job->status = MSG_PERMFAIL;
+	else
+		job->status = MSG_TEMPFAIL;
+	snprintf(job->err, sizeof(job->err), "SMTP%s%.0ld: %s",
+	    code ? " " : "", code, job->curlerr[0] ? job->curlerr :
+	    curl_easy_strerror(rc));
+}
+
+const struct provider provider_smtp = {
+	.name = "smtp",
+	.channels = "email",
+	.init = smtp_init,
+	.start = smtp_start,
+	.finish = smtp_finish,
+	.free_state = smtp_free,
+};
