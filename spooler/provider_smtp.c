@@ -161,7 +161,12 @@ header(struct job *job, const char *name, const char *value)
 	/* In "Name <addr>" only the display name may need encoding. */
 	if ((strcmp(name, "From") == 0 || strcmp(name, "To") == 0) &&
 	    (lt = strrchr(value, '<')) != NULL && lt > value) {
-		char	*display = strndup(value, (size_t)(lt - value));
+		size_t	 dlen = (size_t)(lt - value);
+		char	*display;
+
+		while (dlen > 0 && value[dlen - 1] == ' ')
+			dlen--;
+		display = strndup(value, dlen);
 
 		if (display != NULL) {
 			encoded_words(&b, display);

@@ -61,6 +61,7 @@ CLIENTS = {
     "smsonly": "sms",
     "gone": "*:disabled",
     "other": "sms,ott,email,voice",
+    "intl": "email",
 }
 
 # acme's email templates: id -> (Name, Subject, From, Tags, Created).
@@ -75,6 +76,7 @@ ACME_TEMPLATES = {
     "legacy_1": ("Legacy", "Old news", "old@acme.example", "legacy", None),
 }
 LEGACY_MTIME = "2022-06-01T00:00:00Z"
+INTL_NAME = "Grüße – € 😀"
 OTHER_TEMPLATES = {
     "secret": ("Other's template", "Private", "ceo@other.example", "internal",
                "2024-01-01T00:00:00Z"),
@@ -187,20 +189,32 @@ class Instance:
         (acme / "ott" / "otp.tmpl").write_text(
             "Name: OTP\nParameters: 1\nLanguage: en\n"
             "Provider-Template: otp_code\n\nYour code is {{1}}\n")
+        # intl: one template in UTF-8, one written in Latin-1 by mistake.
+        d = self.templates / "intl" / "email"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "utf8.tmpl").write_text(_template_text(
+            INTL_NAME, "Grüße, {{name}}", "post@intl.example", "ä,ö",
+            "2024-02-02T02:02:02Z", body), encoding="utf-8")
+        (d / "latin1.tmpl").write_bytes(_template_text(
+            "Gr\u00fc\u00dfe latin", "Caf\u00e9", "post@intl.example", "",
+            "2024-03-03T03:03:03Z", "<p>caf\u00e9</p>").encode("latin-1"))
         # smsonly has an empty email directory, mailer none at all.
         (self.templates / "smsonly" / "email").mkdir(parents=True,
                                                      exist_ok=True)
 
     def reset(self):
         """Empty the spool (every state and the outbox), recreating
-        missing subdirectories, and restore the keys file."""
+        missing subdirectories, and restore the config and keys files."""
         self.spool.mkdir(exist_ok=True)
         for sub in list(STATES) + ["outbox"]:
             d = self.spool / sub
-            if d.exists():
+            if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)
+            elif d.exists() or d.is_symlink():
+                d.unlink()
         for sub in STATES:
             (self.spool / sub).mkdir(mode=0o700)
+        self.write_conf()
         self.write_keys()
 
     # -- spool inspection

@@ -4,7 +4,6 @@ files made through the HTTP API (CONTRACT 1, 3, 8, 9)."""
 import datetime
 import hashlib
 import json
-import os
 import shutil
 import stat
 
@@ -63,6 +62,36 @@ def test_once_sends_several(srv):
         assert f"Msg{i}x".encode() in out[0].read_bytes()
 
 
+def test_two_daemons_never_send_one_file_twice(srv):
+    import subprocess
+    from conftest import BIN_DIR
+    inst = srv.inst
+    msgs = [{"recipient": "+49151%08d" % i, "messageBody": f"Twice{i}x"}
+            for i in range(60)]
+    r = srv.post_json("/sms/v1/deliver/batch", {"messages": msgs})
+    assert r.status_code == 200, r.text
+    ids = [e["smsId"] for e in r.json()]
+    argv = [str(BIN_DIR / "msgspoold"), "-c", str(inst.conf), "--once"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) for _ in range(2)]
+    errs = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        errs.append(err.decode("utf-8", "replace"))
+        assert p.returncode == 0, errs
+    assert inst.ids("sent") == sorted(ids), (inst.counts(), errs)
+    assert inst.files("new") == [] and inst.files("cur") == []
+    for sid in ids:
+        assert len(inst.outbox_for(sid)) == 1, sid
+    assert len(inst.outbox()) == len(ids)
+    for sid in ids:
+        assert inst.load("sent", sid)["attempts"] == 1, sid
+
+
 def test_once_keeps_scheduled_in_deferred(srv):
     inst = srv.inst
     later = _queue(srv, text="Later", sendAt=in_future(3600))
@@ -107,6 +136,97 @@ def test_once_creates_missing_subdirs(srv):
     for s in ("sent", "failed", "cur"):
         assert (inst.spool / s).is_dir(), s
     assert inst.files("sent") == [sid + ".json"]
+
+
+def test_once_recovers_claim_left_in_cur(srv):
+    # A claim left by a dead daemon returns to new/ (and is then due).
+    inst = srv.inst
+    sid = _queue(srv, text="Orphaned")
+    shutil.move(inst.path("new", sid), inst.path("cur", sid))
+    inst.daemon_once()
+    assert inst.files("cur") == []
+    assert inst.where(sid) in (["new"], ["sent"]), inst.counts()
+
+
+def test_once_survives_a_corrupt_file(srv):
+    inst = srv.inst
+    bad = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+    inst.path("new", bad).write_text("{not json")
+    wrongver = "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+    good = _queue(srv, text="StillSent")
+    doc = inst.load("new", good)
+    doc["id"] = wrongver
+    doc["version"] = 99
+    inst.path("new", wrongver).write_text(json.dumps(doc))
+    inst.path("new", wrongver).chmod(0o600)
+    inst.daemon_once(check=False)
+    assert inst.files("sent") == [good + ".json"]
+    assert len(inst.outbox_for(good)) == 1
+    assert bad not in inst.ids("sent") and wrongver not in inst.ids("sent")
+    assert inst.outbox_for(bad) == [] and inst.outbox_for(wrongver) == []
+
+
+def test_file_provider_dir_from_config(srv, tmp_path):
+    inst = srv.inst
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    inst.write_conf(f"[sms]\nprovider = file\ndir = {out}\n")
+    try:
+        sid = _queue(srv, text="ElsewhereText")
+        inst.daemon_once()
+    finally:
+        inst.write_conf()
+    assert inst.files("sent") == [sid + ".json"]
+    files = [p for p in out.iterdir() if p.name.startswith(sid)]
+    assert len(files) == 1, list(out.iterdir())
+    assert b"ElsewhereText" in files[0].read_bytes()
+    assert inst.outbox_for(sid) == []
+
+
+def test_provider_failure_defers_with_backoff(srv):
+    # The file provider cannot write (outbox is a file): a temporary
+    # failure, so deferred/ with the error inside and a later next try.
+    inst = srv.inst
+    (inst.spool / "outbox").write_text("in the way\n")
+    sid = _queue(srv, text="Blocked")
+    inst.daemon_once()
+    assert inst.files("sent") == [] and inst.files("new") == []
+    assert inst.files("deferred") == [sid + ".json"]
+    doc = assert_spool_file(inst, "deferred", sid, body="Blocked")
+    assert doc["attempts"] == 1
+    assert isinstance(doc["lastError"], str) and doc["lastError"]
+    assert parse_time(doc["nextAttempt"]) > utcnow()
+    # Not due yet: another run leaves it alone.
+    inst.daemon_once()
+    assert inst.files("deferred") == [sid + ".json"]
+    assert inst.load("deferred", sid)["attempts"] == 1
+    # list shows the attempt count and the error.
+    line = [ln for ln in inst.cli("list").out.splitlines() if sid in ln]
+    assert len(line) == 1 and "deferred" in line[0].split(), line
+    # Fixed by the operator, retried by hand, then sent.
+    (inst.spool / "outbox").unlink()
+    assert inst.cli("retry", sid).returncode == 0
+    assert inst.files("new") == [sid + ".json"]
+    inst.daemon_once()
+    assert inst.files("sent") == [sid + ".json"]
+    assert inst.load("sent", sid)["attempts"] == 2
+
+
+def test_provider_failure_past_max_age_fails(srv):
+    import time
+    inst = srv.inst
+    inst.write_conf("max-age = 1s\n")
+    (inst.spool / "outbox").write_text("in the way\n")
+    sid = _queue(srv, text="TooOld")
+    time.sleep(1.5)
+    inst.daemon_once()
+    assert inst.files("deferred") == [] and inst.files("sent") == []
+    assert inst.files("failed") == [sid + ".json"]
+    doc = assert_spool_file(inst, "failed", sid, body="TooOld")
+    assert isinstance(doc["lastError"], str) and doc["lastError"]
+    cp = inst.cli("retry", "--failed")
+    assert cp.returncode == 0, cp.err
+    assert inst.files("new") == [sid + ".json"]
 
 
 def test_sent_file_is_private(srv):
@@ -374,3 +494,34 @@ def test_unknown_key_still_401_after_key_add(private):
                       {"recipient": RECIPIENT, "messageBody": "x"},
                       client=None, api_key="not-the-key")
     assert_unauthorized(r)
+
+
+def test_concurrent_key_adds_all_survive(private):
+    import subprocess
+    from conftest import BIN_DIR
+    srv, inst = private()
+    argv = [str(BIN_DIR / "msgspool"), "-c", str(inst.conf), "key", "add"]
+    procs = [subprocess.Popen(argv + [f"par{i}", "sms"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for i in range(8)]
+    keys = {}
+    for i, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        assert p.returncode == 0, err
+        keys[f"par{i}"] = out.decode().strip()
+    text = inst.keys_file.read_text()
+    for client, key in keys.items():
+        assert hashlib.sha256(key.encode()).hexdigest() in text, client
+        r = srv.post_json("/sms/v1/deliver",
+                          {"recipient": RECIPIENT, "messageBody": client},
+                          client=None, api_key=key)
+        assert r.status_code == 202, (client, r.text)
+        assert_spool_file(inst, "new", r.json()["smsId"], client=client,
+                          body=client)
+    # The original clients are all still there.
+    assert srv.sms(client="acme").status_code == 202
+    assert_problem(srv.sms(client="gone"), 403)

@@ -2,7 +2,9 @@
 
 import pytest
 
-from conftest import (ACME_TEMPLATES, LEGACY_MTIME, assert_allow,
+import json
+
+from conftest import (ACME_TEMPLATES, INTL_NAME, LEGACY_MTIME, assert_allow,
                       assert_problem, assert_unauthorized, parse_time)
 
 
@@ -116,6 +118,25 @@ def test_templates_client_without_templates_gets_empty_array(srv, client):
     # mailer has no directory at all, smsonly an empty one; any valid
     # key may list (even one without the email scope).
     assert _assert_json_array(srv.get("/templates", client=client)) == []
+
+
+def test_templates_non_ascii_and_bad_encoding(srv):
+    r = srv.get("/templates", client="intl")
+    assert r.status_code == 200, r.text
+    # Strict UTF-8 JSON, whatever the files hold.
+    got = json.loads(r.content.decode("utf-8", "strict"))
+    assert isinstance(got, list)
+    byid = {t["id"]: t for t in got}
+    assert "utf8" in byid, got
+    assert byid["utf8"]["name"] == INTL_NAME
+    assert byid["utf8"]["subject"] == "Grüße, {{name}}"
+    assert byid["utf8"]["tags"] == "ä,ö"
+    # The Latin-1 file is skipped or its text made valid; never raw bytes.
+    assert set(byid) <= {"utf8", "latin1"}, got
+
+
+def test_templates_very_long_key_is_401(srv):
+    assert_unauthorized(srv.get("/templates", api_key="k" * 4000))
 
 
 def test_templates_without_key_is_401(srv):

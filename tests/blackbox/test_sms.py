@@ -263,6 +263,7 @@ def test_empty_object_names_both_fields(srv):
     "+",
     "",
     "+4915112345678\n",
+    " +4915112345678",
     "+４９１５１１２３４５６７８",  # full-width digits
 ])
 def test_bad_recipient_is_400(srv, recipient):
@@ -313,6 +314,10 @@ def test_misspelled_field_is_400(srv):
     "2030-01-01T00:00:00",          # no offset
     "01/01/2030 00:00",
     "2030-01-01T00:00:00Zjunk",
+    "2030-01-01T00:00:00+25:00",
+    "2030-01-01T00:00:00.Z",
+    "2030-01-01T00:00Z",
+    " 2030-01-01T00:00:00Z",
 ])
 def test_bad_send_at_is_400(srv, when):
     assert_problem(srv.sms(sendAt=when), 400, "sendAt")
@@ -372,7 +377,8 @@ def test_auth_is_checked_before_the_body(srv):
 
 # ------------------------------------------- 405 / 411 / 413 / 415
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH",
+                                    "OPTIONS"])
 def test_other_methods_are_405(srv, method):
     assert_allow(srv.request(method, PATH), "POST")
     assert_nothing_queued(srv.inst)
@@ -452,3 +458,62 @@ def test_missing_deferred_dir_scheduled_is_503(private):
     assert_problem(r, 503)
     _assert_retry_after(r)
     assert inst.files("tmp") == [] and inst.files("new") == []
+
+
+# ------------------------------------------------- transport, config
+
+def test_chunked_request_body_is_accepted(srv):
+    def chunks():
+        yield b'{"recipient": "+4915112345678", '
+        yield b'"messageBody": "chunked"}'
+    r = srv.post_raw(PATH, chunks())
+    assert r.request.headers.get("Transfer-Encoding") == "chunked"
+    sid = _queued(r)["smsId"]
+    assert_spool_file(srv.inst, "new", sid, body="chunked")
+
+
+def test_very_long_key_is_401(srv):
+    r = srv.post_json(PATH, {"recipient": RECIPIENT, "messageBody": "hi"},
+                      api_key="k" * 4000)
+    assert_unauthorized(r)
+    assert_nothing_queued(srv.inst)
+
+
+def test_max_body_from_config(private):
+    srv, inst = private()
+    inst.write_conf("max-body = 1K\n")
+    small = {"recipient": RECIPIENT, "messageBody": "x" * 900}
+    _queued(srv.post_json(PATH, small))
+    big = {"recipient": RECIPIENT, "messageBody": "x" * 1000}
+    assert len(json.dumps(big)) > 1024
+    assert_problem(srv.post_json(PATH, big), 413)
+    assert len(inst.files("new")) == 1
+
+
+def test_relative_paths_in_config(private):
+    # Relative paths are taken relative to the config file's directory.
+    srv, inst = private()
+    inst.conf.write_text("spool = spool\nkeys = keys\n"
+                         "templates = templates\n")
+    sid = _queued(srv.sms())["smsId"]
+    assert_spool_file(inst, "new", sid)
+
+
+def test_unreadable_keys_file_is_500(private):
+    srv, inst = private()
+    inst.keys_file.unlink()
+    assert_problem(srv.sms(), 500)
+    assert_problem(srv.get("/templates"), 500)
+    for s in ("tmp", "new", "deferred"):
+        assert inst.files(s) == [], s
+
+
+def test_missing_config_file_is_500(private):
+    srv, inst = private()
+    inst.conf.unlink()
+    assert_problem(srv.sms(), 500)
+    for s in ("tmp", "new", "deferred"):
+        assert inst.files(s) == [], s
+    # The health check needs no configuration.
+    r = srv.get("/ping", client=None)
+    assert r.status_code == 200 and r.text.rstrip("\r\n") == "pong"

@@ -231,3 +231,12 @@ def test_batch_missing_new_dir_is_503(private):
     assert_problem(r, 503)
     assert r.headers.get("Retry-After")
     assert inst.files("tmp") == [] and inst.files("deferred") == []
+
+
+def test_max_batch_from_config(private):
+    srv, inst = private()
+    inst.write_conf("max-batch = 2\n")
+    _results(_batch(srv, [_msg(), _msg()]), 2)
+    assert len(inst.files("new")) == 2
+    assert_problem(_batch(srv, [_msg(), _msg(), _msg()]), 400, "messages")
+    assert len(inst.files("new")) == 2
