@@ -11,6 +11,7 @@
  *	username = msgspool
  *	password-file = /etc/msgspool/smtp.password
  *	starttls = yes		# yes, no, try (default)
+ *	cafile = /etc/msgspool/relay-ca.pem	# optional: a private CA
  */
 #include <ctype.h>
 #include <locale.h>
@@ -26,6 +27,7 @@ struct smtp_state {
 	char		*url;
 	char		*username;
 	char		*password;
+	char		*cafile;	/* a private CA, for an internal relay */
 	long		 usessl;
 	long		 timeout;
 };
@@ -40,6 +42,7 @@ smtp_free(void *state)
 	free(st->url);
 	free(st->username);
 	free(st->password);
+	free(st->cafile);
 	free(st);
 }
 
@@ -49,6 +52,7 @@ smtp_init(const struct config *cfg, const char *section,
 {
 	struct smtp_state	*st;
 	const char		*url, *user, *tls;
+	char			*cafile;
 
 	(void)spool_root;
 	if ((url = config_get(cfg, section, "url")) == NULL ||
@@ -85,6 +89,8 @@ smtp_init(const struct config *cfg, const char *section,
 			return NULL;
 		}
 	}
+	if ((cafile = config_path(cfg, section, "cafile", NULL)) != NULL)
+		st->cafile = cafile;
 	if (provider_timeout(cfg, section, &st->timeout, err, errlen) == -1) {
 		smtp_free(st);
 		return NULL;
@@ -278,6 +284,8 @@ smtp_start(void *state, struct job *job)
 	job->rcpts = curl_slist_append(NULL, addr);
 	curl_easy_setopt(job->easy, CURLOPT_MAIL_RCPT, job->rcpts);
 	curl_easy_setopt(job->easy, CURLOPT_USE_SSL, st->usessl);
+	if (st->cafile != NULL)
+		curl_easy_setopt(job->easy, CURLOPT_CAINFO, st->cafile);
 	if (st->username != NULL) {
 		curl_easy_setopt(job->easy, CURLOPT_USERNAME, st->username);
 		curl_easy_setopt(job->easy, CURLOPT_PASSWORD, st->password);
