@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cgi.h"
@@ -427,9 +428,14 @@ cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 {
 	struct request	 req;
 	struct response	*r;
+	size_t		 seed = 0;
 	int		 rc;
 
 	alarm(CGI_TIMEOUT);
+	/* Seed jansson's hashes (against collisions) without opening a file. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) &&
+	    seed != 0)
+		json_object_seed(seed);
 	cgi_request_init(&req, envp);
 	if ((r = dispatch(ep, &req, infd)) == NULL)
 		r = response_error(500, "out of memory");

@@ -15,7 +15,7 @@ static const char *const levels[] = { "info", "warn", "error" };
 void
 log_msg(enum log_level level, const char *fmt, ...)
 {
-	char		 line[2048], stamp[32];
+	char		 line[2048], stamp[80];
 	struct tm	 tm;
 	time_t		 now;
 	va_list		 ap;
@@ -24,7 +24,9 @@ log_msg(enum log_level level, const char *fmt, ...)
 
 	now = time(NULL);
 	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec);
 
 	n = snprintf(line, sizeof(line), "%s %s[%ld]: %s: ", stamp,
 	    program_invocation_short_name, (long)getpid(),

@@ -21,7 +21,8 @@
 
 struct spool {
 	char	*root;
-	int	 dirfd[SPOOL__MAX];
+	int	 rootfd;
+	int	 fds[SPOOL__MAX];	/* opened on first use: see dirdup() */
 };
 
 static const char *const dirnames[SPOOL__MAX] = {
@@ -60,11 +61,25 @@ spool_dir_parse(const char *name)
 	return -1;
 }
 
+/*
+ * The fd of a state's directory, opened on first use: a CGI program
+ * touches two or three of them, and each open is a cost per request.
+ */
+static int
+dfd(struct spool *s, int d)
+{
+	if (s->fds[d] == -1)
+		s->fds[d] = openat(s->rootfd, dirnames[d],
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return s->fds[d];
+}
+
 struct spool *
 spool_open(const char *root, int create, char *err, size_t errlen)
 {
 	struct spool	*s;
-	int		 i, rootfd;
+	struct stat	 st;
+	int		 i;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->root = strdup(root)) == NULL) {
@@ -72,34 +87,33 @@ spool_open(const char *root, int create, char *err, size_t errlen)
 		seterr(err, errlen, "out of memory");
 		return NULL;
 	}
+	s->rootfd = -1;
 	for (i = 0; i < SPOOL__MAX; i++)
-		s->dirfd[i] = -1;
+		s->fds[i] = -1;
 	if (create && mkdir(root, 0700) == -1 && errno != EEXIST) {
 		seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;
 	}
-	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+	if ((s->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
 		seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;
 	}
+	/* Every state must be there, even those this process won't use. */
 	for (i = 0; i < SPOOL__MAX; i++) {
-		if (create && mkdirat(rootfd, dirnames[i], 0700) == -1 &&
+		if (create && mkdirat(s->rootfd, dirnames[i], 0700) == -1 &&
 		    errno != EEXIST) {
 			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
 			    strerror(errno));
-			close(rootfd);
 			goto fail;
 		}
-		s->dirfd[i] = openat(rootfd, dirnames[i],
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (s->dirfd[i] == -1) {
+		if (fstatat(s->rootfd, dirnames[i], &st, 0) == -1 ||
+		    !S_ISDIR(st.st_mode)) {
 			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
-			    strerror(errno));
-			close(rootfd);
+			    errno ? strerror(errno) : "not a directory");
 			goto fail;
 		}
 	}
-	close(rootfd);
 	return s;
 fail:
 	spool_free(s);
@@ -114,8 +128,10 @@ spool_free(struct spool *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < SPOOL__MAX; i++)
-		if (s->dirfd[i] != -1)
-			close(s->dirfd[i]);
+		if (s->fds[i] != -1)
+			close(s->fds[i]);
+	if (s->rootfd != -1)
+		close(s->rootfd);
 	free(s->root);
 	free(s);
 }
@@ -201,8 +217,10 @@ spool_time_format(time_t t, char *buf, size_t len)
 {
 	struct tm	tm;
 
+	/* Not strftime: it reads the time zone database, a cost per CGI. */
 	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 json_t *
@@ -296,7 +314,7 @@ commit(struct spool *s, int dirfd, const char *name, const json_t *doc,
 	    (long)getpid());
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
-	fd = openat(s->dirfd[SPOOL_TMP], tmpname,
+	fd = openat(dfd(s, SPOOL_TMP), tmpname,
 	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd == -1) {
 		e = errno;
@@ -318,7 +336,7 @@ commit(struct spool *s, int dirfd, const char *name, const json_t *doc,
 		e = errno;
 		goto fail;
 	}
-	if (renameat(s->dirfd[SPOOL_TMP], tmpname, dirfd, name) == -1) {
+	if (renameat(dfd(s, SPOOL_TMP), tmpname, dirfd, name) == -1) {
 		e = errno;
 		goto fail;
 	}
@@ -334,7 +352,7 @@ commit(struct spool *s, int dirfd, const char *name, const json_t *doc,
 	return MSG_OK;
 fail:
 	free(text);
-	unlinkat(s->dirfd[SPOOL_TMP], tmpname, 0);
+	unlinkat(dfd(s, SPOOL_TMP), tmpname, 0);
 	log_err("spool: %s/tmp/%s: %s", s->root, tmpname, strerror(e));
 	return errno_status(e);
 }
@@ -350,7 +368,7 @@ spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
 	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
 		return MSG_PERMFAIL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	return commit(s, s->dirfd[dest], name, doc,
+	return commit(s, dfd(s, dest), name, doc,
 	    dest == SPOOL_DEFERRED ? doc_due(doc) : 0);
 }
 
@@ -362,13 +380,13 @@ spool_store(struct spool *s, enum spool_dir dir, const char *name,
 
 	if (strchr(name, '/') != NULL || name[0] == '.')
 		return MSG_PERMFAIL;
-	if ((rc = commit(s, s->dirfd[dir], name, doc,
+	if ((rc = commit(s, dfd(s, dir), name, doc,
 	    dir == SPOOL_DEFERRED ? doc_due(doc) : 0)) != MSG_OK)
 		return rc;
 	if (from != SPOOL__MAX && from != dir) {
-		if (unlinkat(s->dirfd[from], name, 0) == -1 && errno != ENOENT)
+		if (unlinkat(dfd(s, from), name, 0) == -1 && errno != ENOENT)
 			return errno_status(errno);
-		fsync(s->dirfd[from]);
+		fsync(dfd(s, from));
 	}
 	return MSG_OK;
 }
@@ -381,9 +399,9 @@ spool_move(struct spool *s, enum spool_dir from, enum spool_dir to,
 		errno = EINVAL;
 		return -1;
 	}
-	if (renameat(s->dirfd[from], name, s->dirfd[to], name) == -1)
+	if (renameat(dfd(s, from), name, dfd(s, to), name) == -1)
 		return -1;
-	fsync(s->dirfd[to]);
+	fsync(dfd(s, to));
 	return 0;
 }
 
@@ -394,7 +412,7 @@ spool_remove(struct spool *s, enum spool_dir d, const char *name)
 		errno = EINVAL;
 		return -1;
 	}
-	return unlinkat(s->dirfd[d], name, 0);
+	return unlinkat(dfd(s, d), name, 0);
 }
 
 json_t *
@@ -411,7 +429,7 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((fd = openat(s->dirfd[d], name, O_RDONLY | O_CLOEXEC)) == -1 ||
+	if ((fd = openat(dfd(s, d), name, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    (f = fdopen(fd, "r")) == NULL) {
 		e = errno;
 		seterr(err, errlen, "%s/%s/%s: %s", s->root, dirnames[d],
@@ -457,7 +475,7 @@ spool_list(struct spool *s, enum spool_dir d, char ***names)
 	int		 fd, e;
 
 	*names = NULL;
-	if ((fd = dup(s->dirfd[d])) == -1)
+	if ((fd = dup(dfd(s, d))) == -1)
 		return -1;
 	if ((dir = fdopendir(fd)) == NULL) {
 		e = errno;
@@ -514,7 +532,7 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 		return -1;
 	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
-		if (fstatat(s->dirfd[d], name, &st, 0) == 0) {
+		if (fstatat(dfd(s, d), name, &st, 0) == 0) {
 			*dir = (enum spool_dir)d;
 			return 0;
 		}
@@ -531,7 +549,7 @@ upload_dir(struct spool *s, const char *client, int create)
 
 	if (!keys_client_valid(client))
 		return -1;
-	if ((rootfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if ((rootfd = dup(s->rootfd)) == -1)
 		return -1;
 	snprintf(path, sizeof(path), "uploads/%s", client);
 	if (create) {
@@ -576,15 +594,15 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	const char	*created;
 	char		 name[SPOOL_NAME_MAX];
 	time_t		 t;
-	int		 dfd, fd;
+	int		 dirdup, fd;
 
 	if (!spool_id_valid(id))
 		return NULL;
-	if ((dfd = upload_dir(s, client, 0)) == -1)
+	if ((dirdup = upload_dir(s, client, 0)) == -1)
 		return NULL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-	close(dfd);
+	fd = openat(dirdup, name, O_RDONLY | O_CLOEXEC);
+	close(dirdup);
 	if (fd == -1)
 		return NULL;
 	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
@@ -612,7 +630,7 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 		errno = EINVAL;
 		return -1;
 	}
-	if ((fd = openat(s->dirfd[SPOOL_NEW], name, O_RDONLY | O_CLOEXEC)) ==
+	if ((fd = openat(dfd(s, SPOOL_NEW), name, O_RDONLY | O_CLOEXEC)) ==
 	    -1)
 		return -1;
 	/* The lock marks a live claim; it is never taken from a living one. */
@@ -621,7 +639,7 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 		errno = EBUSY;
 		return -1;
 	}
-	if (renameat(s->dirfd[SPOOL_NEW], name, s->dirfd[SPOOL_CUR], name) ==
+	if (renameat(dfd(s, SPOOL_NEW), name, dfd(s, SPOOL_CUR), name) ==
 	    -1) {
 		close(fd);
 		return -1;
@@ -631,9 +649,9 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	 * our rename (sent, deferred, due again): then we moved a file we do
 	 * not hold.  Put it back and leave it to the next scan.
 	 */
-	if (fstat(fd, &a) == -1 || fstatat(s->dirfd[SPOOL_CUR], name, &b, 0) ==
+	if (fstat(fd, &a) == -1 || fstatat(dfd(s, SPOOL_CUR), name, &b, 0) ==
 	    -1 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-		renameat(s->dirfd[SPOOL_CUR], name, s->dirfd[SPOOL_NEW], name);
+		renameat(dfd(s, SPOOL_CUR), name, dfd(s, SPOOL_NEW), name);
 		close(fd);
 		errno = EAGAIN;
 		return -1;
@@ -666,26 +684,26 @@ spool_recover(struct spool *s)
 	DIR		*dir;
 	struct dirent	*de;
 	size_t		 n = 0;
-	int		 fd, dfd;
+	int		 fd, dirdup;
 
-	if ((dfd = dup(s->dirfd[SPOOL_CUR])) == -1)
+	if ((dirdup = dup(dfd(s, SPOOL_CUR))) == -1)
 		return 0;
-	if ((dir = fdopendir(dfd)) == NULL) {
-		close(dfd);
+	if ((dir = fdopendir(dirdup)) == NULL) {
+		close(dirdup);
 		return 0;
 	}
 	rewinddir(dir);
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name))
 			continue;
-		fd = openat(s->dirfd[SPOOL_CUR], de->d_name,
+		fd = openat(dfd(s, SPOOL_CUR), de->d_name,
 		    O_RDONLY | O_CLOEXEC);
 		if (fd == -1)
 			continue;
 		/* No lock held: its daemon is gone.  Clocks play no part. */
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    renameat(s->dirfd[SPOOL_CUR], de->d_name,
-		    s->dirfd[SPOOL_NEW], de->d_name) == 0) {
+		    renameat(dfd(s, SPOOL_CUR), de->d_name,
+		    dfd(s, SPOOL_NEW), de->d_name) == 0) {
 			log_warn("recovered %s: its claim outlived its daemon",
 			    de->d_name);
 			n++;
@@ -694,7 +712,7 @@ spool_recover(struct spool *s)
 	}
 	closedir(dir);
 	if (n > 0)
-		fsync(s->dirfd[SPOOL_NEW]);
+		fsync(dfd(s, SPOOL_NEW));
 	return n;
 }
 
@@ -705,31 +723,31 @@ spool_promote(struct spool *s, time_t now, time_t *next)
 	struct dirent	*de;
 	struct stat	 st;
 	size_t		 n = 0;
-	int		 dfd;
+	int		 dirdup;
 
 	*next = 0;
-	if ((dfd = dup(s->dirfd[SPOOL_DEFERRED])) == -1)
+	if ((dirdup = dup(dfd(s, SPOOL_DEFERRED))) == -1)
 		return 0;
-	if ((dir = fdopendir(dfd)) == NULL) {
-		close(dfd);
+	if ((dir = fdopendir(dirdup)) == NULL) {
+		close(dirdup);
 		return 0;
 	}
 	rewinddir(dir);
 	/* Streamed: memory stays flat however many files wait. */
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name) ||
-		    fstatat(s->dirfd[SPOOL_DEFERRED], de->d_name, &st, 0) == -1)
+		    fstatat(dfd(s, SPOOL_DEFERRED), de->d_name, &st, 0) == -1)
 			continue;
 		if (st.st_mtime <= now) {
-			if (renameat(s->dirfd[SPOOL_DEFERRED], de->d_name,
-			    s->dirfd[SPOOL_NEW], de->d_name) == 0)
+			if (renameat(dfd(s, SPOOL_DEFERRED), de->d_name,
+			    dfd(s, SPOOL_NEW), de->d_name) == 0)
 				n++;
 		} else if (*next == 0 || st.st_mtime < *next)
 			*next = st.st_mtime;
 	}
 	closedir(dir);
 	if (n > 0)
-		fsync(s->dirfd[SPOOL_NEW]);
+		fsync(dfd(s, SPOOL_NEW));
 	return n;
 }
 
@@ -740,12 +758,12 @@ spool_prune(struct spool *s, enum spool_dir d, time_t before)
 	struct dirent	*de;
 	struct stat	 st;
 	size_t		 n = 0;
-	int		 dfd;
+	int		 dirdup;
 
-	if ((dfd = dup(s->dirfd[d])) == -1)
+	if ((dirdup = dup(dfd(s, d))) == -1)
 		return 0;
-	if ((dir = fdopendir(dfd)) == NULL) {
-		close(dfd);
+	if ((dir = fdopendir(dirdup)) == NULL) {
+		close(dirdup);
 		return 0;
 	}
 	rewinddir(dir);
@@ -753,10 +771,10 @@ spool_prune(struct spool *s, enum spool_dir d, time_t before)
 		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
 		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
 			continue;
-		if (fstatat(s->dirfd[d], de->d_name, &st, AT_SYMLINK_NOFOLLOW)
+		if (fstatat(dfd(s, d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)
 		    == -1 || !S_ISREG(st.st_mode) || st.st_mtime >= before)
 			continue;
-		if (unlinkat(s->dirfd[d], de->d_name, 0) == 0)
+		if (unlinkat(dfd(s, d), de->d_name, 0) == 0)
 			n++;
 	}
 	closedir(dir);
@@ -769,12 +787,12 @@ spool_scan(struct spool *s, enum spool_dir d,
 {
 	DIR		*dir;
 	struct dirent	*de;
-	int		 dfd, rc = 0;
+	int		 dirdup, rc = 0;
 
-	if ((dfd = dup(s->dirfd[d])) == -1)
+	if ((dirdup = dup(dfd(s, d))) == -1)
 		return -1;
-	if ((dir = fdopendir(dfd)) == NULL) {
-		close(dfd);
+	if ((dir = fdopendir(dirdup)) == NULL) {
+		close(dirdup);
 		return -1;
 	}
 	rewinddir(dir);
@@ -787,9 +805,9 @@ spool_scan(struct spool *s, enum spool_dir d,
 }
 
 int
-spool_dirfd(const struct spool *s, enum spool_dir d)
+spool_dirfd(struct spool *s, enum spool_dir d)
 {
-	return s->dirfd[d];
+	return dfd(s, d);
 }
 
 size_t

@@ -177,7 +177,7 @@ int		 spool_scan(struct spool *, enum spool_dir,
 		    int (*fn)(void *, const char *), void *arg);
 
 /* The directory fd of a state, for inotify and the like (borrowed). */
-int		 spool_dirfd(const struct spool *, enum spool_dir);
+int		 spool_dirfd(struct spool *, enum spool_dir);
 
 /* Format t as RFC 3339 UTC ("2026-11-23T10:00:00Z") into buf[21+]. */
 void		 spool_time_format(time_t t, char *buf, size_t len);

@@ -1,0 +1,448 @@
+"""make bench: msgspool side by side with the limits of this machine and
+with Kannel and Postfix, in one run, on 127.0.0.1.
+
+Figures are ratios against baselines measured in the same run, because the
+machine is shared and noisy.  Prints a table and writes bench/results.md.
+These are benchmarks, not tests: nothing here fails the build.
+
+    /usr/bin/python3 bench/run.py [--quick]
+"""
+import argparse
+import base64
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+sys.path.insert(0, str(BENCH))
+
+from slowhttp import SlowHTTP  # noqa: E402
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+KEY = "bench-key-0123456789"
+CLIENT = "bench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ulid():
+    ms = int(time.time() * 1000)
+    return ("".join(CROCKFORD[(ms >> (45 - 5 * i)) & 31] for i in range(10)) +
+            "".join(random.choice(CROCKFORD) for _ in range(16)))
+
+
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def small_pdf(size):
+    """A valid-looking PDF of about size bytes."""
+    head = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
+    pad = b"% " + b"x" * 76 + b"\n"
+    body = head + pad * ((size - len(head) - 20) // len(pad))
+    return body + b"trailer\n<<>>\n%%EOF\n"
+
+
+class Instance:
+    """A temporary msgspool instance: config, keys, templates, spool."""
+
+    def __init__(self, base, extra=""):
+        self.base = Path(base)
+        self.spool = self.base / "spool"
+        for d in ("tmp", "new", "deferred", "cur", "sent", "failed"):
+            (self.spool / d).mkdir(parents=True, exist_ok=True)
+        t = self.base / "templates" / CLIENT
+        (t / "email").mkdir(parents=True, exist_ok=True)
+        (t / "ott").mkdir(parents=True, exist_ok=True)
+        (t / "email" / "welcome.tmpl").write_text(
+            "Name: Welcome\nSubject: Welcome, {{name}}\nFrom: hello@example.com\n"
+            "Tags: bench\nCreated: 2026-01-01T00:00:00Z\n\n"
+            "<html><body><p>Hello {{name}},</p><p>your account is ready.</p></body></html>\n")
+        (t / "ott" / "order.tmpl").write_text(
+            "Name: Order\nParameters: 2\nLanguage: en_US\nProvider-Template: order\n\n"
+            "Hello {{1}}, order {{2}} has shipped.\n")
+        (self.base / "keys").write_text(
+            "%s:%s:*\n" % (CLIENT, hashlib.sha256(KEY.encode()).hexdigest()))
+        self.conf = self.base / "msgspool.conf"
+        self.write_conf(extra)
+
+    def write_conf(self, extra=""):
+        self.conf.write_text(
+            "spool = %s\nkeys = %s\ntemplates = %s\n%s\n[ott.1]\nprovider = file\n"
+            % (self.spool, self.base / "keys", self.base / "templates", extra))
+
+    def count(self, state):
+        return sum(1 for _ in os.scandir(self.spool / state))
+
+    def clear(self):
+        for d in ("tmp", "new", "deferred", "cur", "sent", "failed", "outbox"):
+            p = self.spool / d
+            # A request wrk gave up on may still be finishing.
+            for _ in range(3):
+                shutil.rmtree(p, ignore_errors=True)
+            if d != "outbox":
+                p.mkdir(exist_ok=True)
+
+    def queue_sms(self, n, state="new", due=None):
+        """Write n SMS spool files as sms-deliver does, fast."""
+        now = time.time()
+        tmp = self.spool / "tmp"
+        for i in range(n):
+            mid = ulid()
+            doc = {"version": 1, "id": mid, "channel": "sms", "client": CLIENT,
+                   "created": rfc3339(now), "attempts": 0,
+                   "nextAttempt": rfc3339(due or now), "lastError": None,
+                   "providerReply": None,
+                   "message": {"to": "+49151%08d" % i, "body": "bench %d" % i}}
+            p = tmp / (mid + ".json")
+            p.write_text(json.dumps(doc))
+            if due:
+                os.utime(p, (due, due))
+            os.rename(p, self.spool / state / (mid + ".json"))
+
+    def queue_email(self, n):
+        now = time.time()
+        tmp = self.spool / "tmp"
+        for i in range(n):
+            mid = ulid()
+            html = "<p>Hello user %d, your account is ready.</p>" % i
+            doc = {"version": 1, "id": mid, "channel": "email", "client": CLIENT,
+                   "created": rfc3339(now), "attempts": 0,
+                   "nextAttempt": rfc3339(now), "lastError": None,
+                   "providerReply": None,
+                   "message": {"from": "hello@example.com",
+                               "to": "user%d@example.net" % i,
+                               "subject": "Welcome %d" % i, "html": html,
+                               "text": "Hello user %d, your account is ready.\n" % i,
+                               "attachments": []}}
+            p = tmp / (mid + ".json")
+            p.write_text(json.dumps(doc))
+            os.rename(p, self.spool / "new" / (mid + ".json"))
+
+
+class Lighttpd:
+    """lighttpd over the built CGI programs plus the no-op CGI."""
+
+    def __init__(self, inst, cgi_dir, noop):
+        self.run = inst.base / "run"
+        (self.run / "empty").mkdir(parents=True, exist_ok=True)
+        self.cgi = inst.base / "cgi-bin"
+        self.cgi.mkdir(exist_ok=True)
+        for prog in os.listdir(cgi_dir):
+            p = Path(cgi_dir) / prog
+            if os.access(p, os.X_OK) and p.is_file() and "." not in prog:
+                os.symlink(p, self.cgi / prog)
+        os.symlink(noop, self.cgi / "noop")
+        self.conf = self.run / "bench-lighttpd.conf"
+        # The shipped config, plus one route for the baseline.
+        self.conf.write_text('include "%s"\nurl.rewrite-once += ( "^/noop$" => "/cgi-bin/noop" )\n'
+                             'server.max-connections = 4096\n' % (ROOT / "conf" / "lighttpd.conf"))
+        self.port = free_port()
+        env = dict(os.environ, MSGSPOOL_CGI_DIR=str(self.cgi), MSGSPOOL_CONFIG=str(inst.conf),
+                   MSGSPOOL_PORT=str(self.port), MSGSPOOL_RUNDIR=str(self.run))
+        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("lighttpd did not start")
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def wrk(url, duration, script=None, connections=16, threads=2):
+    """Run wrk; returns rps, p50/p99 in ms, and non-2xx/error counts."""
+    cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % duration,
+           "--latency", "--timeout", "10s"]
+    if script:
+        cmd += ["-s", str(script)]
+    out = subprocess.run(cmd + [url], capture_output=True, text=True,
+                         timeout=duration + 60).stdout
+
+    def ms(s):
+        m = re.match(r"([\d.]+)(us|ms|s)", s)
+        v = float(m.group(1))
+        return v / 1000 if m.group(2) == "us" else v * 1000 if m.group(2) == "s" else v
+
+    res = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+           "p50_ms": ms(re.search(r"\s50%\s+(\S+)", out).group(1)),
+           "p99_ms": ms(re.search(r"\s99%\s+(\S+)", out).group(1)),
+           "non2xx": int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1]),
+           "errors": sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))}
+    return res
+
+
+def lua_post(path, body, work):
+    p = Path(work) / ("%s.lua" % abs(hash(path + str(len(body)))))
+    p.write_text('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                 'wrk.headers["X-API-KEY"] = "%s"\nwrk.body = %s\n'
+                 % (KEY, json.dumps(body.decode() if isinstance(body, bytes) else body)))
+    return p
+
+
+def cgitime(prog, env, body, work, n):
+    bf = Path(work) / "body"
+    bf.write_bytes(body)
+    e = dict(env, CONTENT_LENGTH=str(len(body)))
+    out = subprocess.run([str(BENCH / "cgitime"), str(n), str(bf), str(prog)],
+                         env=e, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip()}
+    return {k: float(v) for k, v in (x.split("=") for x in out.stdout.split())}
+
+
+def bench_cgi(work, quick, cgi_dir):
+    inst = Instance(Path(work) / "cgi")
+    srv = Lighttpd(inst, cgi_dir, BENCH / "noop")
+    dur = 3 if quick else 8
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    ott = json.dumps({"payload": [{"recipient": "49151%08d" % i, "templateID": "order",
+                                   "templateParameters": ["Ann", "A-%d" % i], "channelType": 1}
+                                  for i in range(100)]}).encode()
+    pdf = small_pdf(100 * 1024)
+    email = json.dumps({"templateId": "welcome", "payload": [
+        {"recipient": "ann@example.com", "fields": {"name": "Ann"}}],
+        "attachments": [{"attachmentName": "terms.pdf",
+                         "content": base64.b64encode(pdf).decode()}]}).encode()
+    cases = [
+        ("no-op CGI (fork+exec limit)", "/noop", None, "noop", b"", "GET"),
+        ("GET /ping", "/ping", None, "ping", b"", "GET"),
+        ("POST /sms/v1/deliver", "/sms/v1/deliver", sms, "sms-deliver", sms, "POST"),
+        ("POST /ott/v1/deliver (batch of 100)", "/ott/v1/deliver", ott, "ott-deliver", ott, "POST"),
+        ("POST /deliver (email, 100 KiB PDF)", "/deliver", email, "email-deliver", email, "POST"),
+    ]
+    rows = []
+    base_env = {"REQUEST_METHOD": "GET", "MSGSPOOL_CONFIG": str(inst.conf),
+                "HTTP_X_API_KEY": KEY, "CONTENT_TYPE": "application/json",
+                "PATH": "/usr/bin:/bin"}
+    try:
+        for name, path, body, prog, tbody, method in cases:
+            script = lua_post(path, body, work) if body else None
+            r = wrk(srv.url(path), dur, script)
+            time.sleep(0.5)
+            inst.clear()
+            env = dict(base_env, REQUEST_METHOD=method)
+            t = cgitime(srv.cgi / prog, env, tbody, work, 100 if quick else 300)
+            inst.clear()
+            rows.append(dict(r, name=name, prog=prog, **t))
+    finally:
+        srv.stop()
+    noop = rows[0]["rps"]
+    for r in rows:
+        r["ratio"] = r["rps"] / noop if noop else 0
+    return rows
+
+
+def wait_until(pred, timeout, step=0.02):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return False
+
+
+def bench_http(work, quick):
+    n = 2000 if quick else 10000
+    srv = SlowHTTP(0.05).start()
+    inst = Instance(Path(work) / "http", "concurrency = 128\n[sms]\nprovider = http\nurl = %s\n"
+                    % srv.url())
+    inst.queue_sms(n)
+    t0 = time.time()
+    p = subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
+                       capture_output=True, timeout=600)
+    dt = time.time() - t0
+    sent = inst.count("sent")
+    srv.stop()
+    return {"n": n, "sent": sent, "seconds": dt, "msgs_per_s": sent / dt,
+            "connections": srv.connections, "max_in_flight": srv.max_in_flight,
+            "rc": p.returncode}
+
+
+def bench_smtp(work, quick):
+    import postfix
+    n = 2000 if quick else 10000
+    sink, port = postfix.start_smtp_sink(str(Path(work) / "sink"))
+    try:
+        inst = Instance(Path(work) / "smtp", "concurrency = 16\n[email]\nprovider = smtp\n"
+                        "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
+        inst.queue_email(n)
+        t0 = time.time()
+        subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
+                       capture_output=True, timeout=900)
+        dt = time.time() - t0
+        ours = {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
+                "deferred": inst.count("deferred"), "seconds": dt,
+                "msgs_per_s": inst.count("sent") / dt}
+        theirs = postfix.postfix_delivery(str(Path(work) / "postfix"), port, n)
+    finally:
+        sink.terminate()
+        try:
+            sink.wait(10)
+        except subprocess.TimeoutExpired:
+            sink.kill()
+    return ours, theirs
+
+
+def rss_kib(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def bench_scale(work, waiting):
+    inst = Instance(Path(work) / ("scale%d" % waiting))
+    inst.queue_sms(waiting, state="deferred", due=time.time() + 86400)
+    d = subprocess.Popen([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf)],
+                         stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)         # its first pass over deferred/
+        pickups = []
+        for _ in range(5):
+            before = inst.count("sent")
+            t0 = time.time()
+            inst.queue_sms(1)
+            ok = wait_until(lambda: inst.count("sent") > before, 10, 0.002)
+            pickups.append(time.time() - t0 if ok else float("inf"))
+            time.sleep(0.2)
+        rss = rss_kib(d.pid)
+    finally:
+        d.terminate()
+        d.wait(10)
+    pickups.sort()
+    return {"waiting": waiting, "rss_kib": rss, "pickup_s": pickups[len(pickups) // 2]}
+
+
+def bench_kannel(work, quick, sms_rps_lighttpd):
+    import kannel
+    return kannel.kannel_sendsms(str(Path(work) / "kannel"), duration=3 if quick else 8)
+
+
+def verdict(ok):
+    return "met" if ok else "**MISSED**"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="shorter runs")
+    ap.add_argument("--only", default="cgi,kannel,http,smtp,scale")
+    args = ap.parse_args()
+    only = args.only.split(",")
+    work = tempfile.mkdtemp(prefix="msgspool-bench-")
+    lines = ["# msgspool benchmarks", "",
+             "Run by `make bench` on %s, %s, %d CPUs. Ratios are against baselines "
+             "measured in the same run." % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                           os.uname().release, os.cpu_count()), ""]
+    try:
+        if "cgi" in only:
+            rows = bench_cgi(work, args.quick, ROOT / "cgi-bin")
+            lines += ["## 1. CGI under lighttpd (wrk, 2 threads, 16 connections)", "",
+                      "| Endpoint | req/s | p50 ms | p99 ms | vs no-op | exec→exit p50 ms | peak RSS KiB | target |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for r in rows:
+                tgt = ""
+                if r["prog"] == "sms-deliver":
+                    tgt = "≥ 0.80: " + verdict(r["ratio"] >= 0.80)
+                elif r["prog"] == "ping":
+                    tgt = "≥ 0.95: " + verdict(r["ratio"] >= 0.95)
+                if r["prog"] != "noop":
+                    tgt += ("; " if tgt else "") + "p50 ≤ 1 ms, RSS ≤ 4 MiB: " + verdict(
+                        r.get("p50_us", 1e9) <= 1000 and r.get("maxrss_kib", 1e9) <= 4096)
+                lines.append("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %s |" % (
+                    r["name"], r["rps"], r["p50_ms"], r["p99_ms"], r["ratio"],
+                    r.get("p50_us", float("nan")) / 1000, int(r.get("maxrss_kib", 0)), tgt))
+                if r["non2xx"] or r["errors"]:
+                    lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
+                                 % (r["non2xx"], r["errors"]))
+            lines.append("")
+            sms_rps = next(r["rps"] for r in rows if r["prog"] == "sms-deliver")
+        else:
+            sms_rps = None
+        if "kannel" in only:
+            k = bench_kannel(work, args.quick, sms_rps)
+            lines += ["## 2. Accepting SMS: msgspool vs Kannel's sendsms", ""]
+            if "error" in k:
+                lines.append("Kannel could not be measured: %s" % k["error"])
+            else:
+                lines += ["| | req/s | p50 ms | p99 ms |", "|---|---|---|---|",
+                          "| msgspool POST /sms/v1/deliver (above) | %s | | |"
+                          % ("%.0f" % sms_rps if sms_rps else "-"),
+                          "| Kannel smsbox sendsms (file store) | %.0f | %.2f | %.2f |"
+                          % (k["rps"], k["p50_ms"], k["p99_ms"])]
+                if sms_rps:
+                    lines.append("")
+                    lines.append("Ratio msgspool / Kannel: **%.2f** (no target yet). %s"
+                                 % (sms_rps / k["rps"], k.get("note", "")))
+            lines.append("")
+        if "http" in only:
+            h = bench_http(work, args.quick)
+            lines += ["## 3. Spooler to HTTP (provider answers after 50 ms)", "",
+                      "| Messages | sent | seconds | msg/s | connections | max in flight | target ≥ 1000 msg/s |",
+                      "|---|---|---|---|---|---|---|",
+                      "| %d | %d | %.2f | %.0f | %d | %d | %s |" % (
+                          h["n"], h["sent"], h["seconds"], h["msgs_per_s"], h["connections"],
+                          h["max_in_flight"], verdict(h["msgs_per_s"] >= 1000)), ""]
+        if "smtp" in only:
+            ours, theirs = bench_smtp(work, args.quick)
+            lines += ["## 4. Spooler to SMTP (Postfix smtp-sink on loopback)", "",
+                      "| Sender | messages | seconds | msg/s |", "|---|---|---|---|",
+                      "| msgspoold (smtp provider, concurrency 16) | %d | %.2f | %.0f |"
+                      % (ours["sent"], ours["seconds"], ours["msgs_per_s"])]
+            if "error" in theirs:
+                lines.append("| Postfix | - | - | could not be measured: %s |" % theirs["error"])
+            else:
+                lines.append("| Postfix (own instance, relayhost = the sink) | %d | %.2f | %.0f |"
+                             % (theirs["n"], theirs["seconds"], theirs["msgs_per_s"]))
+                lines += ["", "Target msgspool ≥ Postfix: %s (ratio %.2f)."
+                          % (verdict(ours["msgs_per_s"] >= theirs["msgs_per_s"]),
+                             ours["msgs_per_s"] / theirs["msgs_per_s"])]
+            lines.append("")
+        if "scale" in only:
+            small = bench_scale(work, 2000 if args.quick else 10000)
+            large = bench_scale(work, 20000 if args.quick else 100000)
+            lines += ["## 5. Scale: files waiting in deferred/", "",
+                      "| Waiting | daemon peak RSS KiB | pickup of a new message (median of 5) |",
+                      "|---|---|---|"]
+            for s in (small, large):
+                lines.append("| %d | %d | %.3f s |" % (s["waiting"], s["rss_kib"], s["pickup_s"]))
+            lines += ["", "Targets: RSS ratio %.2f (≤ 1.2): %s; pickup under 1 s: %s." % (
+                large["rss_kib"] / small["rss_kib"],
+                verdict(large["rss_kib"] <= 1.2 * small["rss_kib"]),
+                verdict(max(small["pickup_s"], large["pickup_s"]) < 1.0)), ""]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.quick:
+        (BENCH / "results.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
