@@ -388,13 +388,15 @@ attachments_json(const struct attachments *a)
 	return out;
 }
 
+#define TRY_AGAIN	"the spool cannot take messages now; retry this recipient"
+
 /*
- * Render and queue one recipient's message.  NULL when queued (id
- * filled), else why this recipient failed (in err).
+ * Render one recipient's message into the batch (*slot its index).  NULL
+ * on success (id filled), else why this recipient failed (in err).
  */
 static const char *
-queue_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
-    char *err, size_t errlen)
+prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
+    struct spool_batch *b, ssize_t *slot, char *err, size_t errlen)
 {
 	struct attachments	 own = { NULL, 0 };
 	const struct attachments *atts = &e->shared;
@@ -404,7 +406,6 @@ queue_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	char			 missing[256], *subject, *html, *text;
 	size_t			 slen, hlen;
 	const char		*why;
-	enum msg_status		 rc;
 
 	to = json_object_get(item, e->addr);
 	if ((why = valid_email(json_string_value(to),
@@ -459,27 +460,25 @@ queue_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	attachments_free(&own);
 	if (msg == NULL || spool_id_new(id) == -1) {
 		json_decref(msg);
-		return "the spool cannot take messages now; retry this "
-		    "recipient";
+		return TRY_AGAIN;
 	}
 	doc = spool_doc_new(id, "email", ctx->client->id, 0, msg);
-	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
-	json_decref(doc);
-	if (rc != MSG_OK)
-		return "the spool cannot take messages now; retry this "
-		    "recipient";
+	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
+		return TRY_AGAIN;
 	return NULL;
 }
 
 static struct response *
 email_deliver(struct ctx *ctx)
 {
-	struct email	 e;
-	struct problem	*p;
-	json_t		*results, *item, *res, *out = NULL, *to;
-	const char	*why;
-	char		 id[SPOOL_ID_LEN + 1], err[512];
-	size_t		 i, queued = 0, total;
+	struct email		 e;
+	struct spool_batch	 b = { NULL, 0, 0 };
+	struct problem		*p;
+	json_t			*results, *item, *res, *out = NULL, *to;
+	const char		*why;
+	char			 id[SPOOL_ID_LEN + 1], err[512];
+	ssize_t			*slots = NULL;
+	size_t			 i, queued = 0, total;
 
 	memset(&e, 0, sizeof(e));
 	if ((e.notices = json_array()) == NULL ||
@@ -491,8 +490,15 @@ email_deliver(struct ctx *ctx)
 		json_decref(results);
 		goto done;
 	}
+	total = json_array_size(json_object_get(ctx->body, e.list));
+	if ((slots = calloc(total, sizeof(*slots))) == NULL) {
+		json_decref(results);
+		goto done;
+	}
 	json_array_foreach(json_object_get(ctx->body, e.list), i, item) {
-		why = queue_one(ctx, &e, item, id, err, sizeof(err));
+		slots[i] = -1;
+		why = prepare_one(ctx, &e, item, id, &b, &slots[i], err,
+		    sizeof(err));
 		to = json_object_get(item, e.addr);
 		res = json_pack("{s:O, s:s?, s:s, s:s?}", "recipient", to,
 		    "messageId", why ? NULL : id, "status",
@@ -504,9 +510,21 @@ email_deliver(struct ctx *ctx)
 			    json_object_get(item, "fields")) : json_object());
 		}
 		json_array_append_new(results, res);
-		queued += why == NULL;
 	}
-	total = json_array_size(results);
+	/* One durable commit for every recipient. */
+	spool_batch_commit(ctx->spool, &b);
+	for (i = 0; i < total; i++) {
+		if (slots[i] < 0)
+			continue;
+		if (spool_batch_status(&b, (size_t)slots[i]) == MSG_OK) {
+			queued++;
+			continue;
+		}
+		res = json_array_get(results, i);
+		json_object_set_new(res, "messageId", json_null());
+		json_object_set_new(res, "status", json_string("error"));
+		json_object_set_new(res, "error", json_string(TRY_AGAIN));
+	}
 	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
 	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
 	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :
@@ -522,6 +540,8 @@ email_deliver(struct ctx *ctx)
 		    json_null());
 	}
 done:
+	spool_batch_free(&b);
+	free(slots);
 	attachments_free(&e.shared);
 	mimetype_free(e.magic);
 	tmpl_free(e.tmpl);

@@ -92,17 +92,21 @@ template(struct ctx *ctx, struct cache *c, const char *id, char *err,
 	return t;
 }
 
-/* Queue one entry; NULL on success, else why it failed (in err). */
+#define TRY_AGAIN	"the spool cannot take messages now; retry this entry"
+
+/*
+ * Build one entry's document into the batch (*slot its index); NULL on
+ * success, else why it failed (in err).
+ */
 static const char *
-queue_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
-    char *err, size_t errlen)
+prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
+    struct spool_batch *b, ssize_t *slot, char *err, size_t errlen)
 {
 	const struct tmpl	*t;
 	json_t			*errors, *params, *msg, *doc;
 	char			 section[32], missing[256], *line, *body;
 	json_int_t		 type;
 	size_t			 blen;
-	enum msg_status		 rc;
 
 	if ((errors = json_object()) == NULL)
 		return "out of memory";
@@ -146,7 +150,7 @@ queue_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 		body[--blen] = '\0';
 	if (spool_id_new(id) == -1) {
 		free(body);
-		return "the spool cannot take messages now; retry this entry";
+		return TRY_AGAIN;
 	}
 	msg = json_pack("{s:O, s:I, s:s, s:s?, s:s?, s:s?, s:o, s:s%}",
 	    "to", json_object_get(entry, "recipient"), "channelType", type,
@@ -156,22 +160,22 @@ queue_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 	    "body", body, blen);
 	free(body);
 	doc = spool_doc_new(id, "ott", ctx->client->id, 0, msg);
-	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
-	json_decref(doc);
-	if (rc != MSG_OK)
-		return "the spool cannot take messages now; retry this entry";
+	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
+		return TRY_AGAIN;
 	return NULL;
 }
 
 static struct response *
 ott_deliver(struct ctx *ctx)
 {
-	struct cache	 cache = { NULL, NULL, 0 };
-	struct problem	*p;
-	json_t		*entry, *out, *recipient, *res;
-	const char	*why;
-	char		 id[SPOOL_ID_LEN + 1], err[512];
-	size_t		 i;
+	struct cache		 cache = { NULL, NULL, 0 };
+	struct spool_batch	 b = { NULL, 0, 0 };
+	struct problem		*p;
+	json_t			*entry, *out, *recipient, *res;
+	const char		*why;
+	char			 id[SPOOL_ID_LEN + 1], err[512];
+	ssize_t			*slots;
+	size_t			 i, n;
 
 	if ((p = problem_new(400, "invalid-field",
 	    "the request is not valid")) == NULL)
@@ -181,13 +185,19 @@ ott_deliver(struct ctx *ctx)
 	    p->errors) > 0)
 		return problem_response(p);
 	problem_free(p);
-	if ((out = json_array()) == NULL)
+	n = json_array_size(json_object_get(ctx->body, "payload"));
+	if ((out = json_array()) == NULL ||
+	    (slots = calloc(n, sizeof(*slots))) == NULL) {
+		json_decref(out);
 		return NULL;
+	}
 	json_array_foreach(json_object_get(ctx->body, "payload"), i, entry) {
 		recipient = json_object_get(entry, "recipient");
 		if (!json_is_string(recipient))
 			recipient = json_null();
-		why = queue_one(ctx, &cache, entry, id, err, sizeof(err));
+		slots[i] = -1;
+		why = prepare_one(ctx, &cache, entry, id, &b, &slots[i], err,
+		    sizeof(err));
 		if (why == NULL)
 			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient",
 			    recipient, "messageId", id, "status", "queued",
@@ -199,10 +209,25 @@ ott_deliver(struct ctx *ctx)
 		if (res == NULL || json_array_append_new(out, res) == -1) {
 			json_decref(out);
 			cache_free(&cache);
+			spool_batch_free(&b);
+			free(slots);
 			return NULL;
 		}
 	}
 	cache_free(&cache);
+	/* One durable commit for the whole request. */
+	spool_batch_commit(ctx->spool, &b);
+	for (i = 0; i < n; i++) {
+		if (slots[i] < 0 || spool_batch_status(&b, (size_t)slots[i]) ==
+		    MSG_OK)
+			continue;
+		res = json_array_get(out, i);
+		json_object_set_new(res, "messageId", json_null());
+		json_object_set_new(res, "status", json_string("error"));
+		json_object_set_new(res, "error", json_string(TRY_AGAIN));
+	}
+	spool_batch_free(&b);
+	free(slots);
 	return response_json(200, out);
 }
 

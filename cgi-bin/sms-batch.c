@@ -16,27 +16,36 @@ static const struct field batch_fields[] = {
 	FIELD_END
 };
 
-/* One result entry for one input entry. */
+#define TRY_AGAIN	"the spool cannot take messages now; retry this entry"
+
+/*
+ * The result entry for one input entry, its document added to the batch
+ * (*slot its index) when it is good.
+ */
 static json_t *
-queue_one(struct ctx *ctx, const json_t *entry)
+prepare_one(struct ctx *ctx, const json_t *entry, struct spool_batch *b,
+    ssize_t *slot)
 {
 	struct sms_queued	 q;
-	json_t			*errors, *recipient, *res;
+	enum spool_dir		 dest;
+	json_t			*errors, *recipient, *doc, *res;
 	char			*why, at[32];
-	enum msg_status		 rc;
 
+	*slot = -1;
 	recipient = json_object_get(entry, "recipient");
 	if (!json_is_string(recipient))
 		recipient = json_null();
 	if ((errors = json_object()) == NULL)
 		return NULL;
-	rc = sms_queue(ctx->spool, ctx->client->id, entry, "", errors, &q);
-	if (rc != MSG_OK) {
-		why = rc == MSG_PERMFAIL ? problem_errors_line(errors) : NULL;
+	doc = sms_build(ctx->client->id, entry, "", errors, &q, &dest);
+	if (doc == NULL) {
+		why = json_object_size(errors) ? problem_errors_line(errors) :
+		    NULL;
 		res = json_pack("{s:O, s:n, s:s, s:s}", "recipient", recipient,
-		    "smsId", "status", "error", "error", why ? why :
-		    "the spool cannot take messages now; retry this entry");
+		    "smsId", "status", "error", "error", why ? why : TRY_AGAIN);
 		free(why);
+	} else if ((*slot = spool_batch_add(b, doc, dest)) == -1) {
+		res = NULL;
 	} else if (q.scheduled) {
 		spool_time_format(q.send_at, at, sizeof(at));
 		res = json_pack("{s:O, s:s, s:s, s:n, s:s}", "recipient",
@@ -52,9 +61,11 @@ queue_one(struct ctx *ctx, const json_t *entry)
 static struct response *
 sms_batch(struct ctx *ctx)
 {
-	struct problem	*p;
-	json_t		*messages, *entry, *out, *res;
-	size_t		 i;
+	struct spool_batch	 b = { NULL, 0, 0 };
+	struct problem		*p;
+	json_t			*entry, *out, *res;
+	ssize_t			*slots;
+	size_t			 i, n;
 
 	p = problem_new(400, "invalid-field", "the batch is not valid");
 	if (p == NULL)
@@ -64,16 +75,35 @@ sms_batch(struct ctx *ctx)
 	    p->errors) > 0)
 		return problem_response(p);
 	problem_free(p);
-	messages = json_object_get(ctx->body, "messages");
-	if ((out = json_array()) == NULL)
+	n = json_array_size(json_object_get(ctx->body, "messages"));
+	if ((out = json_array()) == NULL ||
+	    (slots = calloc(n, sizeof(*slots))) == NULL) {
+		json_decref(out);
 		return NULL;
-	json_array_foreach(messages, i, entry) {
-		if ((res = queue_one(ctx, entry)) == NULL) {
+	}
+	json_array_foreach(json_object_get(ctx->body, "messages"), i, entry) {
+		if ((res = prepare_one(ctx, entry, &b, &slots[i])) == NULL ||
+		    json_array_append_new(out, res) == -1) {
 			json_decref(out);
+			spool_batch_free(&b);
+			free(slots);
 			return NULL;
 		}
-		json_array_append_new(out, res);
 	}
+	/* One durable commit for the whole batch. */
+	spool_batch_commit(ctx->spool, &b);
+	for (i = 0; i < n; i++) {
+		if (slots[i] < 0 || spool_batch_status(&b, (size_t)slots[i]) ==
+		    MSG_OK)
+			continue;
+		res = json_array_get(out, i);
+		json_object_set_new(res, "smsId", json_null());
+		json_object_set_new(res, "status", json_string("error"));
+		json_object_set_new(res, "error", json_string(TRY_AGAIN));
+		json_object_del(res, "sendAt");
+	}
+	spool_batch_free(&b);
+	free(slots);
 	return response_json(200, out);
 }
 

@@ -73,24 +73,17 @@ call_message(const json_t *body)
 	return m;
 }
 
-/* Queue one call to a recipient; MSG_OK with id filled. */
-static enum msg_status
-queue_call(struct ctx *ctx, const json_t *base, const char *to,
+/* One call's document to a recipient, id filled; NULL out of memory. */
+static json_t *
+call_doc(struct ctx *ctx, const json_t *base, const char *to,
     time_t notbefore, char *id)
 {
-	json_t		*msg, *doc;
-	enum msg_status	 rc;
+	json_t	*msg;
 
 	if (spool_id_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
-		return MSG_TEMPFAIL;
+		return NULL;
 	json_object_set_new(msg, "to", json_string(to));
-	doc = spool_doc_new(id, "voice", ctx->client->id, notbefore, msg);
-	if (doc == NULL)
-		return MSG_TEMPFAIL;
-	rc = spool_enqueue(ctx->spool, doc,
-	    notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW);
-	json_decref(doc);
-	return rc;
+	return spool_doc_new(id, "voice", ctx->client->id, notbefore, msg);
 }
 
 /* Why one campaign recipient is rejected, or NULL. */
@@ -116,12 +109,15 @@ check_recipient(const json_t *recipients, size_t i)
 static struct response *
 campaign(struct ctx *ctx, json_t *base)
 {
-	json_t		*recipients, *calls, *r, *res;
-	const char	*at, *why;
-	char		 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
-	char		 line[512], stamp[32];
-	time_t		 notbefore = 0;
-	size_t		 i, accepted = 0, rejected = 0;
+	struct spool_batch	 b = { NULL, 0, 0 };
+	json_t			*recipients, *calls, *r, *res;
+	const char		*at, *why;
+	char			 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
+	char			 line[512], stamp[32];
+	time_t			 notbefore = 0;
+	size_t			 i, j, accepted = 0, rejected = 0;
+	ssize_t			 slot;
+	enum spool_dir		 dest;
 
 	if ((at = json_string_value(json_object_get(ctx->body, "sendAt"))))
 		valid_time_parse(at, &notbefore);
@@ -131,29 +127,46 @@ campaign(struct ctx *ctx, json_t *base)
 	json_object_set(base, "campaignName",
 	    json_object_get(ctx->body, "campaignName"));
 	recipients = json_object_get(ctx->body, "recipients");
+	dest = notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW;
 	json_array_foreach(recipients, i, r) {
 		why = check_recipient(recipients, i);
 		if (why != NULL) {
 			snprintf(line, sizeof(line), "recipients[%zu]: %s", i,
 			    why);
-		} else if (queue_call(ctx, base, json_string_value(r),
-		    notbefore, id) != MSG_OK) {
+		} else if ((slot = spool_batch_add(&b, call_doc(ctx, base,
+		    json_string_value(r), notbefore, id), dest)) == -1) {
 			why = line;
 			snprintf(line, sizeof(line), "the spool cannot take "
 			    "messages now; retry this recipient");
 		}
-		if (why == NULL) {
+		if (why == NULL)
 			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", r,
 			    "callId", id, "status", "queued", "error");
-			accepted++;
-		} else {
+		else
 			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
 			    json_is_string(r) ? r : json_null(), "callId",
 			    "status", "error", "error", line);
-			rejected++;
-		}
 		json_array_append_new(calls, res);
 	}
+	/* One durable commit for the whole campaign. */
+	spool_batch_commit(ctx->spool, &b);
+	for (i = 0, j = 0; i < json_array_size(calls); i++) {
+		res = json_array_get(calls, i);
+		if (json_is_null(json_object_get(res, "callId"))) {
+			rejected++;
+			continue;
+		}
+		if (spool_batch_status(&b, j++) == MSG_OK) {
+			accepted++;
+			continue;
+		}
+		rejected++;
+		json_object_set_new(res, "callId", json_null());
+		json_object_set_new(res, "status", json_string("error"));
+		json_object_set_new(res, "error", json_string("the spool cannot "
+		    "take messages now; retry this recipient"));
+	}
+	spool_batch_free(&b);
 	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
 	    "status", "queued", "campaignName", json_object_get(ctx->body,
 	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",
@@ -170,7 +183,7 @@ voice_deliver(struct ctx *ctx)
 {
 	struct problem	*p;
 	struct response	*r;
-	json_t		*base;
+	json_t		*base, *doc;
 	const json_t	*body = ctx->body;
 	char		 id[SPOOL_ID_LEN + 1];
 	int		 is_campaign;
@@ -200,8 +213,10 @@ voice_deliver(struct ctx *ctx)
 		json_decref(base);
 		return r;
 	}
-	rc = queue_call(ctx, base, json_string_value(json_object_get(body,
+	doc = call_doc(ctx, base, json_string_value(json_object_get(body,
 	    "recipient")), 0, id);
+	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
+	json_decref(doc);
 	json_decref(base);
 	if (rc != MSG_OK)
 		return response_error(rc == MSG_TEMPFAIL ? 503 : 500,

@@ -16,33 +16,44 @@ const struct field sms_fields[] = {
 	FIELD_END
 };
 
-enum msg_status
-sms_queue(struct spool *spool, const char *client, const json_t *sms,
-    const char *prefix, json_t *errors, struct sms_queued *out)
+json_t *
+sms_build(const char *client, const json_t *sms, const char *prefix,
+    json_t *errors, struct sms_queued *out, enum spool_dir *dest)
 {
-	json_t		*msg, *doc;
+	json_t		*msg;
 	const char	*at;
 	time_t		 now = time(NULL);
-	enum msg_status	 rc;
 
 	memset(out, 0, sizeof(*out));
 	if (valid_object(sms, sms_fields, prefix, errors) > 0)
-		return MSG_PERMFAIL;
+		return NULL;
 	at = json_string_value(json_object_get(sms, "sendAt"));
 	if (at != NULL && valid_time_parse(at, &out->send_at) == 0 &&
 	    out->send_at > now)
 		out->scheduled = 1;
 	if (spool_id_new(out->id) == -1)
-		return MSG_TEMPFAIL;
+		return NULL;
 	msg = json_pack("{s:O, s:O}",
 	    "to", json_object_get(sms, "recipient"),
 	    "body", json_object_get(sms, "messageBody"));
-	doc = spool_doc_new(out->id, "sms", client,
+	*dest = out->scheduled ? SPOOL_DEFERRED : SPOOL_NEW;
+	return spool_doc_new(out->id, "sms", client,
 	    out->scheduled ? out->send_at : now, msg);
-	if (doc == NULL)
-		return MSG_TEMPFAIL;
-	rc = spool_enqueue(spool, doc,
-	    out->scheduled ? SPOOL_DEFERRED : SPOOL_NEW);
+}
+
+enum msg_status
+sms_queue(struct spool *spool, const char *client, const json_t *sms,
+    const char *prefix, json_t *errors, struct sms_queued *out)
+{
+	json_t		*doc;
+	enum spool_dir	 dest;
+	enum msg_status	 rc;
+
+	if ((doc = sms_build(client, sms, prefix, errors, out, &dest)) ==
+	    NULL)
+		return json_object_size(errors) > 0 ? MSG_PERMFAIL :
+		    MSG_TEMPFAIL;
+	rc = spool_enqueue(spool, doc, dest);
 	json_decref(doc);
 	return rc;
 }

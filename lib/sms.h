@@ -24,6 +24,16 @@ struct sms_queued {
 };
 
 /*
+ * Validate one SMS object and build its spool document for client.
+ * Returns the document (new reference) with *out filled, its state in
+ * *dest; or NULL: messages in errors (paths under prefix) when it is
+ * invalid, none when out of memory.
+ */
+json_t		*sms_build(const char *client, const json_t *sms,
+		    const char *prefix, json_t *errors, struct sms_queued *out,
+		    enum spool_dir *dest);
+
+/*
  * Validate one SMS object and queue it for client.  Returns MSG_OK with
  * *out filled; MSG_PERMFAIL with messages in errors (paths under prefix)
  * and nothing spooled; MSG_TEMPFAIL when the spool cannot take it.

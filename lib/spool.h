@@ -84,6 +84,51 @@ enum msg_status	 spool_enqueue(struct spool *, const json_t *doc,
 enum msg_status	 spool_store(struct spool *, enum spool_dir dir,
 		    const char *name, const json_t *doc, enum spool_dir from);
 
+/*
+ * One file of spool_commit: doc into dir under name ("ID.json" when name
+ * is NULL), then from/name removed unless from is SPOOL__MAX.
+ */
+struct spool_item {
+	const json_t	*doc;
+	enum spool_dir	 dir;
+	const char	*name;
+	enum spool_dir	 from;
+	enum msg_status	 status;	/* out */
+};
+
+/*
+ * Durably write many files at once, as spool_enqueue and spool_store do
+ * one: each is written in tmp/ and its data synced before it is renamed
+ * into place, but each directory is synced once for all of them, so a
+ * batch of a thousand costs little more than one.  Sets each item's
+ * status; returns how many succeeded.  Sources (from) are removed last
+ * and not synced: spool_recover drops a claim left beside its outcome.
+ */
+size_t		 spool_commit(struct spool *, struct spool_item *, size_t n);
+
+/*
+ * Documents gathered by a batch request and enqueued together with one
+ * spool_commit: add them (the batch takes the reference), commit, then
+ * read each one's status.
+ */
+struct spool_batch {
+	struct spool_item	*items;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* Add doc (stolen) for dest; its index, or -1 out of memory. */
+ssize_t		 spool_batch_add(struct spool_batch *, json_t *doc,
+		    enum spool_dir dest);
+
+/* Enqueue everything added; returns how many succeeded. */
+size_t		 spool_batch_commit(struct spool *, struct spool_batch *);
+
+/* The status of item i after the commit. */
+enum msg_status	 spool_batch_status(const struct spool_batch *, size_t i);
+
+void		 spool_batch_free(struct spool_batch *);
+
 /* rename from/name to to/name.  0, or -1 with errno set. */
 int		 spool_move(struct spool *, enum spool_dir from,
 		    enum spool_dir to, const char *name);

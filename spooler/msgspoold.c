@@ -66,6 +66,8 @@ struct daemon {
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
+	struct job	**done;		/* finished, outcome not yet recorded */
+	size_t		 ndone, donecap;
 };
 
 /* Set by signal handlers, read by the loop: the daemon's only globals. */
@@ -218,65 +220,101 @@ recipient(const json_t *doc)
 	return to ? to : "?";
 }
 
-/* Record the outcome of an attempt on cur/name and move it on. */
-static void
-record(struct daemon *d, const char *name, json_t *doc, enum msg_status st,
-    json_t *reply, const char *why, long retry_after)
+/*
+ * Write the outcome of an attempt into the document and say where it
+ * goes: sent/, deferred/ (with the next attempt) or failed/.
+ */
+static enum spool_dir
+outcome(struct daemon *d, struct job *job)
 {
-	enum spool_dir	 dest;
-	const char	*id, *created;
+	json_t		*doc = job->doc;
+	enum msg_status	 st = job->status;
+	const char	*created, *why = job->err;
 	char		 stamp[32];
 	time_t		 now = time(NULL), born;
 	long		 attempts, wait;
 
-	id = json_string_value(json_object_get(doc, "id"));
 	attempts = (long)json_integer_value(json_object_get(doc,
 	    "attempts")) + 1;
 	json_object_set_new(doc, "attempts", json_integer(attempts));
 	spool_time_format(now, stamp, sizeof(stamp));
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
-	json_object_set(doc, "providerReply", reply ? reply : json_null());
+	json_object_set(doc, "providerReply", job->reply ? job->reply :
+	    json_null());
 	created = json_string_value(json_object_get(doc, "created"));
 	if (st == MSG_TEMPFAIL && created != NULL &&
-	    valid_time_parse(created, &born) == 0 && now - born >= d->max_age)
-		st = MSG_PERMFAIL, why = why ? why : "?",
-		    json_object_set_new(doc, "gaveUp", json_string(
+	    valid_time_parse(created, &born) == 0 &&
+	    now - born >= d->max_age) {
+		st = MSG_PERMFAIL;
+		json_object_set_new(doc, "gaveUp", json_string(
 		    "older than max-age"));
+	}
 	switch (st) {
 	case MSG_OK:
-		dest = SPOOL_SENT;
 		json_object_set_new(doc, "lastError", json_null());
 		json_object_set_new(doc, "nextAttempt", json_null());
 		json_object_set_new(doc, "sentAt", json_string(stamp));
-		break;
+		return SPOOL_SENT;
 	case MSG_TEMPFAIL:
-		dest = SPOOL_DEFERRED;
 		json_object_set_new(doc, "lastError", json_string(why));
 		/* The provider's Retry-After, when it gave one, wins. */
-		wait = retry_after > 0 ? retry_after : backoff(attempts);
+		wait = job->retry_after > 0 ? job->retry_after :
+		    backoff(attempts);
 		spool_time_format(now + wait, stamp, sizeof(stamp));
 		json_object_set_new(doc, "nextAttempt", json_string(stamp));
-		break;
+		return SPOOL_DEFERRED;
 	default:
-		dest = SPOOL_FAILED;
 		json_object_set_new(doc, "lastError", json_string(why));
 		json_object_set_new(doc, "nextAttempt", json_null());
-		break;
+		return SPOOL_FAILED;
 	}
-	if (spool_store(d->spool, dest, name, doc, SPOOL_CUR) != MSG_OK) {
-		/* Left in cur/: recovery returns it to new/. */
-		log_err("%s: cannot record the outcome in %s/", id,
-		    spool_dirname(dest));
+}
+
+static void job_free(struct job *);
+
+/*
+ * Record every finished job at once: one spool_commit, so the directory
+ * syncs are shared.  Only then are the claims released.
+ */
+static void
+flush_done(struct daemon *d)
+{
+	struct spool_item	*items;
+	struct job		*job;
+	const char		*id;
+	size_t			 i;
+
+	if (d->ndone == 0)
 		return;
+	if ((items = calloc(d->ndone, sizeof(*items))) != NULL) {
+		for (i = 0; i < d->ndone; i++) {
+			items[i].doc = d->done[i]->doc;
+			items[i].dir = outcome(d, d->done[i]);
+			items[i].name = d->done[i]->name;
+			items[i].from = SPOOL_CUR;
+		}
+		spool_commit(d->spool, items, d->ndone);
 	}
-	if (dest == SPOOL_SENT)
-		log_info("sent %s channel=%s to=%s", id,
-		    json_string_value(json_object_get(doc, "channel")),
-		    recipient(doc));
-	else
-		log_warn("%s %s to=%s attempts=%ld: %s",
-		    dest == SPOOL_DEFERRED ? "deferred" : "failed", id,
-		    recipient(doc), attempts, why);
+	for (i = 0; i < d->ndone; i++) {
+		job = d->done[i];
+		id = json_string_value(json_object_get(job->doc, "id"));
+		if (items == NULL || items[i].status != MSG_OK)
+			/* Left in cur/: recovery returns it to new/. */
+			log_err("%s: cannot record the outcome", id);
+		else if (items[i].dir == SPOOL_SENT)
+			log_info("sent %s channel=%s to=%s", id,
+			    json_string_value(json_object_get(job->doc,
+			    "channel")), recipient(job->doc));
+		else
+			log_warn("%s %s to=%s attempts=%lld: %s",
+			    items[i].dir == SPOOL_DEFERRED ? "deferred" :
+			    "failed", id, recipient(job->doc),
+			    (long long)json_integer_value(json_object_get(
+			    job->doc, "attempts")), job->err);
+		job_free(job);
+	}
+	free(items);
+	d->ndone = 0;
 }
 
 static void
@@ -298,17 +336,38 @@ job_free(struct job *job)
 	free(job);
 }
 
-/* A job is over: record it, free it, release its slot. */
+/* A job is over: release its slot; its outcome is recorded in a batch. */
 static void
 job_done(struct daemon *d, struct job *job)
 {
-	record(d, job->name, job->doc, job->status, job->reply, job->err,
-	    job->retry_after);
+	struct job	**v;
+
 	if (job->route != NULL)
 		job->route->inflight--;
 	d->inflight--;
 	d->new_dirty = 1;
-	job_free(job);
+	if (job->easy != NULL) {
+		curl_easy_cleanup(job->easy);
+		job->easy = NULL;
+	}
+	if (d->ndone == d->donecap) {
+		v = reallocarray(d->done, d->donecap ? d->donecap * 2 : 64,
+		    sizeof(*v));
+		if (v == NULL) {
+			/* Record it alone rather than lose track of it. */
+			flush_done(d);
+			if (d->ndone == d->donecap) {
+				log_err("out of memory; %s stays in cur/",
+				    job->name);
+				job_free(job);
+				return;
+			}
+		} else {
+			d->done = v;
+			d->donecap = d->donecap ? d->donecap * 2 : 64;
+		}
+	}
+	d->done[d->ndone++] = job;
 }
 
 /* The route a document goes by, or NULL with the reason in err. */
@@ -578,18 +637,22 @@ main(int argc, char *argv[], char *envp[])
 				d.new_dirty = 0;
 				d.skipped = 0;
 				spool_scan(d.spool, SPOOL_NEW, admit, &d);
+				flush_done(&d);
 			}
 		}
 		if (d.inflight == 0 && (stopping || (d.once && !d.new_dirty)))
 			break;
 		curl_multi_perform(d.multi, &running);
 		reap(&d);
+		flush_done(&d);
 		if (d.inflight == 0 && d.once && !d.new_dirty)
 			break;
 		wait_for_work(&d, time(NULL));
 		curl_multi_perform(d.multi, &running);
 		reap(&d);
+		flush_done(&d);
 	}
+	free(d.done);
 	log_info("stopped");
 	if (d.ino != -1)
 		close(d.ino);
