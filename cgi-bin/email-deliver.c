@@ -101,7 +101,7 @@ struct attachment {
 	char		*name;
 	char		 type[128];
 	size_t		 size;
-	char		*base64;	/* canonical encoding, for the spool */
+	json_t		*base64;	/* canonical encoding, for the spool */
 };
 
 struct attachments {
@@ -131,23 +131,24 @@ attachments_free(struct attachments *a)
 
 	for (i = 0; i < a->n; i++) {
 		free(a->v[i].name);
-		free(a->v[i].base64);
+		json_decref(a->v[i].base64);
 	}
 	free(a->v);
 	a->v = NULL;
 	a->n = 0;
 }
 
-/* Append an attachment; its strings are taken over. */
+/* Append an attachment; name and base64 are taken over. */
 static int
 attachments_add(struct attachments *a, char *name, const char *type,
-    size_t size, char *base64)
+    size_t size, json_t *base64)
 {
 	struct attachment	*v;
 
-	if ((v = reallocarray(a->v, a->n + 1, sizeof(*v))) == NULL) {
+	if (name == NULL || base64 == NULL ||
+	    (v = reallocarray(a->v, a->n + 1, sizeof(*v))) == NULL) {
 		free(name);
-		free(base64);
+		json_decref(base64);
 		return -1;
 	}
 	a->v = v;
@@ -172,6 +173,7 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 	unsigned char	*data;
 	const char	*name;
 	char		 ipath[64], err[256], type[128], *b64;
+	json_t		*enc;
 	size_t		 i, len, total = 0;
 	int		 rc, bad = 0;
 
@@ -204,8 +206,8 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 			    json_string_value(json_object_get(up,
 			    "attachmentName"))), json_string_value(
 			    json_object_get(up, "contentType")), len,
-			    strdup(json_string_value(json_object_get(up,
-			    "content")))) == -1)
+			    json_incref(json_object_get(up, "content"))) ==
+			    -1)
 				bad = 1;
 			json_decref(up);
 			continue;
@@ -242,10 +244,19 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 			continue;
 		}
 		mimetype_detect(e->magic, data, len, type, sizeof(type));
-		b64 = mime_base64_encode(data, len);
+		/* The client's text is kept when it is already canonical. */
+		if (json_string_length(content) == (len + 2) / 3 * 4 &&
+		    strspn(json_string_value(content), "ABCDEFGHIJKLMNOPQRSTUVW"
+		    "XYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
+		    json_string_length(content))
+			enc = json_incref((json_t *)content);
+		else if ((b64 = mime_base64_encode(data, len)) != NULL) {
+			enc = json_string(b64);
+			free(b64);
+		} else
+			enc = NULL;
 		free(data);
-		if (b64 == NULL || attachments_add(out, strdup(name), type, len,
-		    b64) == -1)
+		if (attachments_add(out, strdup(name), type, len, enc) == -1)
 			bad = 1;
 	}
 	if (!bad && total > ctx->limits->attachments) {
@@ -381,7 +392,7 @@ attachments_json(const struct attachments *a)
 	size_t	 i;
 
 	for (i = 0; out != NULL && i < a->n; i++)
-		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s}",
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:O}",
 		    "name", a->v[i].name, "contentType", a->v[i].type,
 		    "size", (json_int_t)a->v[i].size,
 		    "content", a->v[i].base64));

@@ -397,6 +397,8 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 		}
 		if ((r = parse_body(req, &ctx.body)) != NULL)
 			goto done;
+		/* Handlers see the parsed body; the raw one can go now. */
+		cgi_request_free(req);
 	}
 	if ((ctx.templates = config_path(cfg, NULL, "templates",
 	    "templates")) == NULL) {

@@ -22,7 +22,9 @@ mimetype_new(char *err, size_t errlen)
 		return NULL;
 	}
 	/* Types only; no decompression, no following of anything. */
-	if ((m->cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR)) == NULL ||
+	/* Never look inside compressed data: no zip bombs. */
+	if ((m->cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR |
+	    MAGIC_NO_CHECK_COMPRESS)) == NULL ||
 	    magic_load(m->cookie, NULL) == -1) {
 		snprintf(err, errlen, "libmagic: %s", m->cookie ?
 		    magic_error(m->cookie) : "cannot open");
