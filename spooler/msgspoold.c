@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +53,8 @@ struct daemon {
 	const char	*config_path;
 	struct config	*cfg;
 	struct spool	*spool;
-	struct route	*routes;
+	struct route	**routes;	/* each allocated alone: jobs point
+					   at them while the array grows */
 	size_t		 nroutes;
 	long		 max_age;
 	long		 retention;
@@ -60,7 +62,8 @@ struct daemon {
 	size_t		 route_cap;
 
 	CURLM		*multi;
-	int		 ino;		/* inotify on new/, or -1 */
+	int		 ino;		/* inotify on new/ and deferred/ */
+	int		 wd_new, wd_deferred;
 	size_t		 inflight;
 	int		 once;
 	int		 new_dirty;	/* new/ may hold work */
@@ -88,9 +91,9 @@ routes_free(struct daemon *d)
 	size_t	i;
 
 	for (i = 0; i < d->nroutes; i++) {
-		if (d->routes[i].provider != NULL)
-			d->routes[i].provider->free_state(d->routes[i].state);
-		free(d->routes[i].section);
+		d->routes[i]->provider->free_state(d->routes[i]->state);
+		free(d->routes[i]->section);
+		free(d->routes[i]);
 	}
 	free(d->routes);
 	d->routes = NULL;
@@ -106,14 +109,14 @@ route_get(struct daemon *d, const char *section, const char *channel,
     char *err, size_t errlen)
 {
 	const struct provider	*p;
-	struct route		*r;
+	struct route		*r, **v;
 	const char		*name;
 	void			*state;
 	size_t			 i;
 
 	for (i = 0; i < d->nroutes; i++)
-		if (strcmp(d->routes[i].section, section) == 0)
-			return &d->routes[i];
+		if (strcmp(d->routes[i]->section, section) == 0)
+			return d->routes[i];
 	if ((name = config_get(d->cfg, section, "provider")) == NULL)
 		name = "file";
 	if ((p = provider_find(name)) == NULL) {
@@ -129,16 +132,17 @@ route_get(struct daemon *d, const char *section, const char *channel,
 	if ((state = p->init(d->cfg, section, spool_root(d->spool), err,
 	    errlen)) == NULL)
 		return NULL;
-	r = reallocarray(d->routes, d->nroutes + 1, sizeof(*r));
-	if (r == NULL || (r[d->nroutes].section = strdup(section)) == NULL) {
-		if (r != NULL)
-			d->routes = r;
+	if ((v = reallocarray(d->routes, d->nroutes + 1, sizeof(*v))) != NULL)
+		d->routes = v;
+	if (v == NULL || (r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->section = strdup(section)) == NULL) {
+		if (v != NULL && r != NULL)
+			free(r);
 		p->free_state(state);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	d->routes = r;
-	r = &d->routes[d->nroutes++];
+	d->routes[d->nroutes++] = r;
 	r->provider = p;
 	r->state = state;
 	r->inflight = 0;
@@ -404,7 +408,7 @@ admit(void *arg, const char *name)
 	}
 	/* Only when a route is full is a file read before it is claimed. */
 	for (i = 0; i < d->nroutes; i++)
-		saturated |= d->routes[i].inflight >= d->route_cap;
+		saturated |= d->routes[i]->inflight >= d->route_cap;
 	if (saturated) {
 		peek = spool_load(d->spool, SPOOL_NEW, name, err, sizeof(err));
 		r = peek ? route_of(d, peek, err, sizeof(err)) : NULL;
@@ -515,12 +519,42 @@ chores(struct daemon *d, time_t now)
 	}
 }
 
+/*
+ * Read what inotify saw: a file in new/ means a scan; one in deferred/ is
+ * stat'ed, and the next promotion comes no later than it is due.
+ */
+static void
+drain_inotify(struct daemon *d)
+{
+	const struct inotify_event	*ev;
+	char				 buf[8192], path[4096];
+	struct stat			 st;
+	ssize_t				 n, i;
+
+	if (d->ino == -1)
+		return;
+	while ((n = read(d->ino, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i += (ssize_t)sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(buf + i);
+			if (ev->mask & IN_Q_OVERFLOW) {
+				d->new_dirty = 1;
+				d->next_promote = 0;
+			} else if (ev->wd == d->wd_new)
+				d->new_dirty = 1;
+			else if (ev->wd == d->wd_deferred && ev->len > 0 &&
+			    spool_path(d->spool, SPOOL_DEFERRED, ev->name, path,
+			    sizeof(path)) == 0 && stat(path, &st) == 0 &&
+			    st.st_mtime < d->next_promote)
+				d->next_promote = st.st_mtime;
+		}
+	}
+}
+
 /* Wait for a transfer, a file in new/, a signal, or the next chore. */
 static void
 wait_for_work(struct daemon *d, time_t now)
 {
 	struct curl_waitfd	 w;
-	char			 ev[4096];
 	time_t			 until;
 	int			 ms, n = 0;
 
@@ -541,11 +575,7 @@ wait_for_work(struct daemon *d, time_t now)
 		n = 1;
 	}
 	curl_multi_poll(d->multi, n ? &w : NULL, (unsigned)n, ms, NULL);
-	if (n && (w.revents & CURL_WAIT_POLLIN)) {
-		while (read(d->ino, ev, sizeof(ev)) > 0)
-			;
-		d->new_dirty = 1;
-	}
+	drain_inotify(d);
 }
 
 static void
@@ -611,8 +641,11 @@ main(int argc, char *argv[], char *envp[])
 	}
 	if (!d.once && (d.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) != -1 &&
 	    (spool_path(d.spool, SPOOL_NEW, "", path, sizeof(path)) == -1 ||
-	    inotify_add_watch(d.ino, path, IN_MOVED_TO | IN_CLOSE_WRITE) ==
-	    -1)) {
+	    (d.wd_new = inotify_add_watch(d.ino, path, IN_MOVED_TO |
+	    IN_CLOSE_WRITE)) == -1 ||
+	    spool_path(d.spool, SPOOL_DEFERRED, "", path, sizeof(path)) == -1 ||
+	    (d.wd_deferred = inotify_add_watch(d.ino, path, IN_MOVED_TO |
+	    IN_CLOSE_WRITE | IN_ATTRIB)) == -1)) {
 		log_warn("inotify on new/: %s; scanning every %d s",
 		    strerror(errno), RESCAN_EVERY);
 		close(d.ino);

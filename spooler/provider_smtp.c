@@ -255,6 +255,27 @@ build_mime(struct job *job)
 	return 0;
 }
 
+/*
+ * Keep the server's last reply line ("550 5.1.1 no such user"), so that
+ * a failure records the server's own reason.
+ */
+static int
+server_reply(CURL *e, curl_infotype type, char *data, size_t len, void *arg)
+{
+	struct job	*job = arg;
+
+	(void)e;
+	/* Not the 221 of QUIT, which follows a failure too. */
+	if (type != CURLINFO_HEADER_IN || (len >= 4 &&
+	    strncmp(data, "221 ", 4) == 0))
+		return 0;
+	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+		len--;
+	buf_free(&job->resp);
+	buf_add(&job->resp, data, len > 400 ? 400 : len);
+	return 0;
+}
+
 static void
 smtp_start(void *state, struct job *job)
 {
@@ -284,6 +305,9 @@ smtp_start(void *state, struct job *job)
 	job->rcpts = curl_slist_append(NULL, addr);
 	curl_easy_setopt(job->easy, CURLOPT_MAIL_RCPT, job->rcpts);
 	curl_easy_setopt(job->easy, CURLOPT_USE_SSL, st->usessl);
+	curl_easy_setopt(job->easy, CURLOPT_DEBUGFUNCTION, server_reply);
+	curl_easy_setopt(job->easy, CURLOPT_DEBUGDATA, job);
+	curl_easy_setopt(job->easy, CURLOPT_VERBOSE, 1L);
 	if (st->cafile != NULL)
 		curl_easy_setopt(job->easy, CURLOPT_CAINFO, st->cafile);
 	if (st->username != NULL) {
@@ -329,6 +353,9 @@ smtp_finish(void *state, struct job *job, CURLcode rc, long code)
 	(void)state;
 	if (rc == CURLE_OK) {
 		json_object_set_new(job->reply, "code", json_integer(code));
+		if (job->resp.len > 0)
+			json_object_set_new(job->reply, "reply",
+			    json_string(job->resp.p));
 		job->status = MSG_OK;
 		return;
 	}
@@ -339,9 +366,12 @@ smtp_finish(void *state, struct job *job, CURLcode rc, long code)
 		job->status = MSG_PERMFAIL;
 	else
 		job->status = MSG_TEMPFAIL;
-	snprintf(job->err, sizeof(job->err), "SMTP%s%.0ld: %s",
-	    code ? " " : "", code, job->curlerr[0] ? job->curlerr :
-	    curl_easy_strerror(rc));
+	if (code > 0 && job->resp.len > 0)
+		snprintf(job->err, sizeof(job->err), "SMTP %ld: %s", code,
+		    job->resp.p);
+	else
+		snprintf(job->err, sizeof(job->err), "SMTP: %s",
+		    job->curlerr[0] ? job->curlerr : curl_easy_strerror(rc));
 }
 
 const struct provider provider_smtp = {
