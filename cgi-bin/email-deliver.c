@@ -279,7 +279,7 @@ prepare(struct ctx *ctx, struct email *e)
 	const json_t	*body = ctx->body, *item;
 	struct problem	*p;
 	enum msg_status	 st;
-	const char	*id;
+	const char	*id, *uri;
 	char		 err[256], path[64];
 	size_t		 i;
 	int		 per_recipient = 0;
@@ -293,7 +293,15 @@ prepare(struct ctx *ctx, struct email *e)
 		    "recipients (POST /email/v1/deliver), not both");
 		return p;
 	}
-	e->v1 = json_object_get(body, "recipients") != NULL;
+	/*
+	 * The body's list tells the shape; with neither list, the route
+	 * does, so the error names the field that route expects.
+	 */
+	if (json_object_get(body, "recipients") != NULL)
+		e->v1 = 1;
+	else if (json_object_get(body, "payload") == NULL)
+		e->v1 = (uri = cgi_env(ctx->req->envp, "REQUEST_URI")) != NULL &&
+		    strncmp(uri, "/email/v1/", 10) == 0;
 	e->list = e->v1 ? "recipients" : "payload";
 	e->addr = e->v1 ? "to" : "recipient";
 	if (valid_object(body, e->v1 ? v1_fields : deliver_fields, "",
@@ -414,7 +422,9 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	struct problem		*p;
 	const json_t		*fields, *to;
 	json_t			*msg, *doc;
-	char			 missing[256], *subject, *html, *text;
+	char			 missing[512], hmissing[256];
+	char			 list[520], word[260], *tok, *save;
+	char			*subject, *html, *text;
 	size_t			 slen, hlen;
 	const char		*why;
 
@@ -429,10 +439,21 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 		fields = NULL;
 	subject = tmpl_merge(e->subject, strlen(e->subject), fields, 0, &slen,
 	    missing, sizeof(missing));
-	html = subject == NULL ? NULL : tmpl_merge(e->html, e->html_len,
-	    fields, 1, &hlen, missing, sizeof(missing));
-	if (html == NULL) {
+	html = tmpl_merge(e->html, e->html_len, fields, 1, &hlen, hmissing,
+	    sizeof(hmissing));
+	if (subject == NULL || html == NULL) {
+		/* Name every missing field, from subject and body, once. */
+		for (tok = strtok_r(hmissing, ", ", &save); tok != NULL;
+		    tok = strtok_r(NULL, ", ", &save)) {
+			snprintf(word, sizeof(word), ", %s,", tok);
+			snprintf(list, sizeof(list), ", %s,", missing);
+			if (strstr(list, word) == NULL)
+				snprintf(missing + strlen(missing),
+				    sizeof(missing) - strlen(missing), "%s%s",
+				    *missing ? ", " : "", tok);
+		}
 		free(subject);
+		free(html);
 		snprintf(err, errlen, "fields: no value for merge field%s %s",
 		    strchr(missing, ',') ? "s" : "", missing);
 		return err;
