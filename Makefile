@@ -9,6 +9,9 @@ DESTDIR		?=
 O		?=
 PORT		?= 8080
 SPOOLDIR	?= /var/spool/msgspool
+SPOOL_USER	?= msgspool
+CGI_USER	?= www-data
+CGI_GROUP	?= www-data
 CGIDIR		 = $(PREFIX)/lib/msgspool/cgi-bin
 SHAREDIR	 = $(PREFIX)/share/msgspool
 
@@ -68,7 +71,7 @@ DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 DEB_BENCH	 = wrk kannel postfix
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \
-	uninstall sanitize bench clean
+	uninstall sanitize bench clean FORCE
 .SUFFIXES:
 
 all: deps
@@ -85,6 +88,13 @@ deps-test:
 $(O)lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The default config path is compiled in: rebuild config.o when it moves.
+$(O)lib/sysconfdir.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(SYSCONFDIR)' | cmp -s - $@ || echo '$(SYSCONFDIR)' >$@
+$(O)lib/config.o: $(O)lib/sysconfdir.stamp
+FORCE:
 
 $(LIBA): $(LIB_OBJS)
 	rm -f $@
@@ -131,30 +141,69 @@ run: all
 
 # make install: the layout of CONTRACT section 1.  An existing config or
 # keys file is never overwritten; the spool is created, never removed.
+# As root (and without DESTDIR) it also creates the daemon's user and
+# hands the spool to it and to the web server's group.
+SUBST		 = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' \
+		   -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		   -e 's|@SPOOLDIR@|$(SPOOLDIR)|g' \
+		   -e 's|@SPOOL_USER@|$(SPOOL_USER)|g' \
+		   -e 's|@CGI_USER@|$(CGI_USER)|g' -e 's|@CGI_GROUP@|$(CGI_GROUP)|g'
+WEB_CONFS	 = $(wildcard conf/*.conf)
+MAN5		 = $(wildcard man/*.5)
+MAN8		 = $(wildcard man/*.8)
+
 install: all
 	install -d $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/sbin \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR) \
-	    $(DESTDIR)$(SYSCONFDIR)/msgspool
+	    $(DESTDIR)$(PREFIX)/share/man/man5 \
+	    $(DESTDIR)$(PREFIX)/share/man/man8
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/msgspool \
+	    $(DESTDIR)$(SYSCONFDIR)/msgspool/templates
+	install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/msgspool/secrets
 	install -m 0755 $(CGI_BINS) $(DESTDIR)$(CGIDIR)/
 	install -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 conf/msgspool.conf conf/keys conf/lighttpd.conf \
+	install -m 0644 $(WEB_CONFS) conf/keys $(wildcard conf/openapi.yaml) \
 	    $(DESTDIR)$(SHAREDIR)/
-	cp -R templates $(DESTDIR)$(SHAREDIR)/
+	$(SUBST) conf/msgspoold.service.in >$(DESTDIR)$(SHAREDIR)/msgspoold.service
+	$(SUBST) conf/msgspool.cron.in >$(DESTDIR)$(SHAREDIR)/msgspool.cron
+	chmod 0644 $(DESTDIR)$(SHAREDIR)/msgspoold.service \
+	    $(DESTDIR)$(SHAREDIR)/msgspool.cron
+	rm -rf $(DESTDIR)$(SHAREDIR)/templates
+	cp -R templates $(DESTDIR)$(SHAREDIR)/templates
+	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
+	$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(PREFIX)/share/man/man8/)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf ] || \
 	    sed -e 's|/usr/local/etc|$(SYSCONFDIR)|' \
 	    -e 's|/var/spool/msgspool|$(SPOOLDIR)|' conf/msgspool.conf \
 	    >$(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
-	    install -m 0640 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
-	install -d $(DESTDIR)$(SYSCONFDIR)/msgspool/templates
-	install -d -m 0755 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred cur sent failed outbox; do \
-	    install -d -m 0770 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
+	@# The spool: the CGI user writes tmp/, new/, deferred/ and uploads/
+	@# (setgid, group-writable); the rest is the daemon's alone.
+	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
+	for d in tmp new deferred uploads; do \
+	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	for d in cur sent failed outbox; do \
+	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	@if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ]; then \
+	    getent passwd $(SPOOL_USER) >/dev/null || \
+	        useradd --system --no-create-home --home-dir $(SPOOLDIR) \
+	        --shell /usr/sbin/nologin --gid $(CGI_GROUP) $(SPOOL_USER); \
+	    chown -R $(SPOOL_USER):$(CGI_GROUP) $(SPOOLDIR); \
+	    chown $(SPOOL_USER) $(SYSCONFDIR)/msgspool/secrets; \
+	    echo "install: spool owned by $(SPOOL_USER):$(CGI_GROUP)"; \
+	else \
+	    echo "install: as root, chown -R $(SPOOL_USER):$(CGI_GROUP) $(DESTDIR)$(SPOOLDIR)"; \
+	fi
 
+# make uninstall: removes what install put there, keeps the spool and the
+# config (they hold messages and an operator's settings).
 uninstall:
 	rm -f $(CGI_PROGS:%=$(DESTDIR)$(CGIDIR)/%) \
 	    $(DESTDIR)$(PREFIX)/sbin/msgspoold $(DESTDIR)$(PREFIX)/bin/msgspool
+	rm -f $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
+	    $(MAN8:man/%=$(DESTDIR)$(PREFIX)/share/man/man8/%)
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	-rmdir $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/lib/msgspool
 
