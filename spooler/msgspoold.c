@@ -8,9 +8,9 @@
  * config section names, and records the outcome: sent/ with the
  * provider's reply, deferred/ with a backoff for what may succeed later,
  * failed/ with the reason for what never will.  Transfers run on one
- * curl multi handle, at most "concurrency" at once, and no channel may
- * take more than three quarters of them, so a slow one cannot starve the
- * others.  inotify on new/ wakes it when a message is queued; deferred
+ * curl multi handle, at most "concurrency" at once; once more than one
+ * channel is in use, none may take more than three quarters of them, so
+ * a slow one cannot starve the others.  inotify on new/ wakes it when a message is queued; deferred
  * files are due at their mtime.
  */
 #include <errno.h>
@@ -399,21 +399,27 @@ admit(void *arg, const char *name)
 	struct route	*r = NULL;
 	json_t		*peek;
 	char		 err[512];
-	size_t		 i;
+	size_t		 i, cap;
 	int		 fd, saturated = 0;
 
 	if (stopping || reloading || d->inflight >= d->concurrency) {
 		d->new_dirty = 1;
 		return 1;
 	}
-	/* Only when a route is full is a file read before it is claimed. */
+	/*
+	 * The cap keeps one channel from starving the others; with only one
+	 * channel in use it would only waste slots.  Only when a route is
+	 * full is a file read before it is claimed.
+	 */
+	cap = d->nroutes > 1 ? d->route_cap : d->concurrency;
 	for (i = 0; i < d->nroutes; i++)
-		saturated |= d->routes[i]->inflight >= d->route_cap;
+		saturated |= d->routes[i]->inflight >= cap;
 	if (saturated) {
 		peek = spool_load(d->spool, SPOOL_NEW, name, err, sizeof(err));
 		r = peek ? route_of(d, peek, err, sizeof(err)) : NULL;
 		json_decref(peek);
-		if (r != NULL && r->inflight >= d->route_cap) {
+		if (r != NULL && r->inflight >= (d->nroutes > 1 ?
+		    d->route_cap : d->concurrency)) {
 			/* Bounded: a long queue of one channel is not read
 			 * through on every scan. */
 			return ++d->skipped > 4 * d->concurrency;
