@@ -545,18 +545,7 @@ email_deliver(struct ctx *ctx)
 	}
 	/* One durable commit for every recipient. */
 	spool_batch_commit(ctx->spool, &b);
-	for (i = 0; i < total; i++) {
-		if (slots[i] < 0)
-			continue;
-		if (spool_batch_status(&b, (size_t)slots[i]) == MSG_OK) {
-			queued++;
-			continue;
-		}
-		res = json_array_get(results, i);
-		json_object_set_new(res, "messageId", json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string(TRY_AGAIN));
-	}
+	queued = cgi_batch_results(results, slots, &b, "messageId");
 	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
 	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
 	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :

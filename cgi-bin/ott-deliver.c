@@ -217,15 +217,7 @@ ott_deliver(struct ctx *ctx)
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
 	spool_batch_commit(ctx->spool, &b);
-	for (i = 0; i < n; i++) {
-		if (slots[i] < 0 || spool_batch_status(&b, (size_t)slots[i]) ==
-		    MSG_OK)
-			continue;
-		res = json_array_get(out, i);
-		json_object_set_new(res, "messageId", json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string(TRY_AGAIN));
-	}
+	cgi_batch_results(out, slots, &b, "messageId");
 	spool_batch_free(&b);
 	free(slots);
 	return response_json(200, out);

@@ -92,16 +92,7 @@ sms_batch(struct ctx *ctx)
 	}
 	/* One durable commit for the whole batch. */
 	spool_batch_commit(ctx->spool, &b);
-	for (i = 0; i < n; i++) {
-		if (slots[i] < 0 || spool_batch_status(&b, (size_t)slots[i]) ==
-		    MSG_OK)
-			continue;
-		res = json_array_get(out, i);
-		json_object_set_new(res, "smsId", json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string(TRY_AGAIN));
-		json_object_del(res, "sendAt");
-	}
+	cgi_batch_results(out, slots, &b, "smsId");
 	spool_batch_free(&b);
 	free(slots);
 	return response_json(200, out);

@@ -115,8 +115,8 @@ campaign(struct ctx *ctx, json_t *base)
 	char			 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
 	char			 line[512], stamp[32];
 	time_t			 notbefore = 0;
-	size_t			 i, j, accepted = 0, rejected = 0;
-	ssize_t			 slot;
+	size_t			 i, accepted;
+	ssize_t			*slots;
 	enum spool_dir		 dest;
 
 	if ((at = json_string_value(json_object_get(ctx->body, "sendAt"))))
@@ -128,12 +128,18 @@ campaign(struct ctx *ctx, json_t *base)
 	    json_object_get(ctx->body, "campaignName"));
 	recipients = json_object_get(ctx->body, "recipients");
 	dest = notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW;
+	if ((slots = calloc(json_array_size(recipients) + 1,
+	    sizeof(*slots))) == NULL) {
+		json_decref(calls);
+		return NULL;
+	}
 	json_array_foreach(recipients, i, r) {
+		slots[i] = -1;
 		why = check_recipient(recipients, i);
 		if (why != NULL) {
 			snprintf(line, sizeof(line), "recipients[%zu]: %s", i,
 			    why);
-		} else if ((slot = spool_batch_add(&b, call_doc(ctx, base,
+		} else if ((slots[i] = spool_batch_add(&b, call_doc(ctx, base,
 		    json_string_value(r), notbefore, id), dest)) == -1) {
 			why = line;
 			snprintf(line, sizeof(line), "the spool cannot take "
@@ -150,27 +156,13 @@ campaign(struct ctx *ctx, json_t *base)
 	}
 	/* One durable commit for the whole campaign. */
 	spool_batch_commit(ctx->spool, &b);
-	for (i = 0, j = 0; i < json_array_size(calls); i++) {
-		res = json_array_get(calls, i);
-		if (json_is_null(json_object_get(res, "callId"))) {
-			rejected++;
-			continue;
-		}
-		if (spool_batch_status(&b, j++) == MSG_OK) {
-			accepted++;
-			continue;
-		}
-		rejected++;
-		json_object_set_new(res, "callId", json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string("the spool cannot "
-		    "take messages now; retry this recipient"));
-	}
+	accepted = cgi_batch_results(calls, slots, &b, "callId");
 	spool_batch_free(&b);
+	free(slots);
 	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
 	    "status", "queued", "campaignName", json_object_get(ctx->body,
 	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",
-	    (json_int_t)rejected, "calls", calls);
+	    (json_int_t)(json_array_size(calls) - accepted), "calls", calls);
 	if (res != NULL && notbefore > time(NULL)) {
 		spool_time_format(notbefore, stamp, sizeof(stamp));
 		json_object_set_new(res, "sendAt", json_string(stamp));

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "problem.h"
 #include "spool.h"
+#include "util.h"
 
 /* A CGI that has not answered in this time is killed (SIGALRM). */
 #define CGI_TIMEOUT	60
@@ -192,23 +193,6 @@ response_header(struct response *r, const char *name, const char *value)
 	return 0;
 }
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 response_write(const struct response *r, int fd)
 {
@@ -234,10 +218,10 @@ response_write(const struct response *r, int fd)
 		return -1;
 	}
 	free(head);
-	rc = write_all(fd, next, strlen(next));
+	rc = util_write_all(fd, next, strlen(next));
 	free(next);
 	if (rc == 0)
-		rc = write_all(fd, r->body, r->body_len);
+		rc = util_write_all(fd, r->body, r->body_len);
 	return rc;
 }
 
@@ -449,4 +433,28 @@ cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 		log_err("%s: %d", req.method, r->status);
 	response_free(r);
 	return rc == 0 ? 0 : 1;
+}
+
+size_t
+cgi_batch_results(json_t *results, const ssize_t *slots,
+    const struct spool_batch *b, const char *idkey)
+{
+	json_t	*res;
+	size_t	 i, queued = 0;
+
+	for (i = 0; i < json_array_size(results); i++) {
+		if (slots[i] < 0)
+			continue;
+		if (spool_batch_status(b, (size_t)slots[i]) == MSG_OK) {
+			queued++;
+			continue;
+		}
+		res = json_array_get(results, i);
+		json_object_set_new(res, idkey, json_null());
+		json_object_set_new(res, "status", json_string("error"));
+		json_object_set_new(res, "error", json_string("the spool cannot "
+		    "take messages now; retry this entry"));
+		json_object_del(res, "sendAt");
+	}
+	return queued;
 }

@@ -113,6 +113,17 @@ int		 response_header(struct response *, const char *name,
 /* The CGI response: "Status:", headers, blank line, body. 0 or -1. */
 int		 response_write(const struct response *, int fd);
 
+struct spool_batch;
+
+/*
+ * After spool_batch_commit: results[i] is the reply entry of batch item
+ * slots[i] (-1: none, it failed before).  Each entry whose file could not
+ * be committed gets idkey ("smsId") null, status "error" and an error
+ * saying to retry it.  Returns how many entries are queued.
+ */
+size_t		 cgi_batch_results(json_t *results, const ssize_t *slots,
+		    const struct spool_batch *, const char *idkey);
+
 /* A problem with status 500 or 503 when nothing better is known. */
 struct response	*response_error(int status, const char *detail);
 

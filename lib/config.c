@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "msgspool.h"
+#include "util.h"
 
 struct entry {
 	char	*section;
@@ -34,18 +35,6 @@ struct config {
 
 /* Largest config file we accept; it is hand-written text. */
 #define CONFIG_MAX	(1024 * 1024)
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *
 config_default_path(char *const *envp)
@@ -154,7 +143,7 @@ config_parse(const char *path, const char *text, size_t len, char *err,
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	if (memchr(text, '\0', len) != NULL) {
-		seterr(err, errlen, "%s: contains a NUL byte", path);
+		util_seterr(err, errlen, "%s: contains a NUL byte", path);
 		goto fail;
 	}
 
@@ -170,13 +159,13 @@ config_parse(const char *path, const char *text, size_t len, char *err,
 			end = line + strlen(line);
 			if (end[-1] != ']' || end - line < 3 ||
 			    (size_t)(end - line) > sizeof(section)) {
-				seterr(err, errlen,
+				util_seterr(err, errlen,
 				    "%s:%zu: bad section header", path, lineno);
 				goto fail;
 			}
 			key = trim(line + 1, end - 1);
 			if (*key == '\0' || strpbrk(key, " \t[]") != NULL) {
-				seterr(err, errlen,
+				util_seterr(err, errlen,
 				    "%s:%zu: bad section name", path, lineno);
 				goto fail;
 			}
@@ -186,14 +175,14 @@ config_parse(const char *path, const char *text, size_t len, char *err,
 			continue;
 		}
 		if ((eq = strchr(line, '=')) == NULL) {
-			seterr(err, errlen, "%s:%zu: expected 'key = value'",
+			util_seterr(err, errlen, "%s:%zu: expected 'key = value'",
 			    path, lineno);
 			goto fail;
 		}
 		key = trim(line, eq);
 		val = trim(eq + 1, eq + 1 + strlen(eq + 1));
 		if (*key == '\0' || strpbrk(key, " \t") != NULL) {
-			seterr(err, errlen, "%s:%zu: bad key", path, lineno);
+			util_seterr(err, errlen, "%s:%zu: bad key", path, lineno);
 			goto fail;
 		}
 		if (add_entry(c, section, key, val) == -1)
@@ -202,7 +191,7 @@ config_parse(const char *path, const char *text, size_t len, char *err,
 	free(copy);
 	return c;
 nomem:
-	seterr(err, errlen, "%s: out of memory", path);
+	util_seterr(err, errlen, "%s: out of memory", path);
 fail:
 	free(copy);
 	config_free(c);
@@ -220,19 +209,19 @@ config_load(const char *path, char *err, size_t errlen)
 	int		 fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_size > CONFIG_MAX) {
-		seterr(err, errlen, "%s: not a regular file of at most 1 MiB",
+		util_seterr(err, errlen, "%s: not a regular file of at most 1 MiB",
 		    path);
 		close(fd);
 		return NULL;
 	}
 	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
-		seterr(err, errlen, "%s: out of memory", path);
+		util_seterr(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	while (len < (size_t)st.st_size) {
@@ -240,7 +229,7 @@ config_load(const char *path, char *err, size_t errlen)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			seterr(err, errlen, "%s: read: %s", path,
+			util_seterr(err, errlen, "%s: read: %s", path,
 			    n == 0 ? "short file" : strerror(errno));
 			free(buf);
 			close(fd);
@@ -328,13 +317,13 @@ config_secret(const struct config *c, const char *section, const char *key,
 		return strdup(v);
 	snprintf(fkey, sizeof(fkey), "%s-file", key);
 	if ((path = config_path(c, section, fkey, NULL)) == NULL) {
-		seterr(err, errlen, "[%s] has neither %s nor %s",
+		util_seterr(err, errlen, "[%s] has neither %s nor %s",
 		    section ? section : "", key, fkey);
 		return NULL;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &st) == -1 || st.st_size > 65536) {
-		seterr(err, errlen, "%s: %s", path,
+		util_seterr(err, errlen, "%s: %s", path,
 		    fd == -1 ? strerror(errno) : "too large for a secret");
 		if (fd != -1)
 			close(fd);
@@ -360,7 +349,7 @@ config_secret(const struct config *c, const char *section, const char *key,
 	free(path);
 	return buf;
 fail:
-	seterr(err, errlen, "%s: out of memory", path);
+	util_seterr(err, errlen, "%s: out of memory", path);
 	close(fd);
 	free(path);
 	return NULL;
@@ -476,7 +465,7 @@ config_limits(const struct config *c, struct limits *l, char *err,
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (config_size(c, NULL, keys[i].key, keys[i].def,
 		    (size_t *)((char *)l + keys[i].off)) == -1) {
-			seterr(err, errlen, "%s: %s: not a size",
+			util_seterr(err, errlen, "%s: %s: not a size",
 			    c->path, keys[i].key);
 			return -1;
 		}

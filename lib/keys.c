@@ -16,20 +16,9 @@
 
 #include "keys.h"
 #include "log.h"
+#include "util.h"
 
 #define KEYS_LINE_MAX	512
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void
 keys_hash_hex(const char *key, size_t len, char out[KEY_HASH_HEX + 1])
@@ -211,7 +200,7 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 	mode_t		 mode = 0640;
 
 	if ((in = fopen(path, "re")) == NULL && errno != ENOENT) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (in != NULL && fstat(fileno(in), &st) == 0)
@@ -222,7 +211,7 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 	}
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    mode)) == -1 || (out = fdopen(fd, "w")) == NULL) {
-		seterr(err, errlen, "%s: %s", tmp, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", tmp, strerror(errno));
 		if (fd != -1) {
 			close(fd);
 			unlink(tmp);
@@ -242,13 +231,13 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 		fputs(extra, out);
 	if ((in != NULL && ferror(in)) || fflush(out) != 0 ||
 	    fsync(fileno(out)) != 0) {
-		seterr(err, errlen, "%s: %s", tmp, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", tmp, strerror(errno));
 		fclose(out);
 		unlink(tmp);
 		goto out;
 	}
 	if (fclose(out) != 0 || rename(tmp, path) != 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
@@ -302,7 +291,7 @@ lock(const char *path, char *err, size_t errlen)
 	int	 fd;
 
 	if ((dir = strdup(path)) == NULL) {
-		seterr(err, errlen, "out of memory");
+		util_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	if ((slash = strrchr(dir, '/')) == NULL)
@@ -313,7 +302,7 @@ lock(const char *path, char *err, size_t errlen)
 		*slash = '\0';
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1 || flock(fd, LOCK_EX) == -1) {
-		seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", dir, strerror(errno));
 		if (fd != -1)
 			close(fd);
 		fd = -1;
@@ -356,21 +345,21 @@ keys_add(const char *path, const char *client, const char *scopes,
 	int		 fd, rc;
 
 	if (!keys_client_valid(client)) {
-		seterr(err, errlen, "bad client id '%s': use 1 to 64 of "
+		util_seterr(err, errlen, "bad client id '%s': use 1 to 64 of "
 		    "A-Z a-z 0-9 _ . -, not starting with '.'", client);
 		return -1;
 	}
 	if (keys_scopes_parse(scopes, &bits) == -1) {
-		seterr(err, errlen, "bad scopes '%s': use a comma-separated "
+		util_seterr(err, errlen, "bad scopes '%s': use a comma-separated "
 		    "list of sms, ott, email, voice, or *", scopes);
 		return -1;
 	}
 	if (keyoutlen < sizeof(key)) {
-		seterr(err, errlen, "key buffer too small");
+		util_seterr(err, errlen, "key buffer too small");
 		return -1;
 	}
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
-		seterr(err, errlen, "getrandom: %s", strerror(errno));
+		util_seterr(err, errlen, "getrandom: %s", strerror(errno));
 		return -1;
 	}
 	/* 33 random bytes are 44 base64url characters, no padding. */
@@ -386,7 +375,7 @@ keys_add(const char *path, const char *client, const char *scopes,
 	if ((fd = lock(path, err, errlen)) == -1)
 		return -1;
 	if (count_client(path, client) != 0) {
-		seterr(err, errlen, "client '%s' already has an enabled key; "
+		util_seterr(err, errlen, "client '%s' already has an enabled key; "
 		    "disable it first", client);
 		rc = -1;
 	} else
@@ -406,7 +395,7 @@ keys_disable(const char *path, const char *client, char *err, size_t errlen)
 	if ((fd = lock(path, err, errlen)) == -1)
 		return -1;
 	if ((n = count_client(path, client)) <= 0)
-		seterr(err, errlen, n == 0 ? "client '%s' has no enabled key" :
+		util_seterr(err, errlen, n == 0 ? "client '%s' has no enabled key" :
 		    "cannot read the keys file", client);
 	else if (rewrite(path, disable_line, client, NULL, err, errlen) != -1)
 		rc = 0;

@@ -18,11 +18,12 @@
 #include "log.h"
 #include "valid.h"
 #include "spool.h"
+#include "util.h"
 
 struct spool {
 	char	*root;
 	int	 rootfd;
-	int	 fds[SPOOL__MAX];	/* opened on first use: see dirdup() */
+	int	 fds[SPOOL__MAX];	/* opened on first use: see dfd() */
 };
 
 static const char *const dirnames[SPOOL__MAX] = {
@@ -31,18 +32,6 @@ static const char *const dirnames[SPOOL__MAX] = {
 
 /* Crockford's base32: no I, L, O, U; sorts like the numbers it encodes. */
 static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *
 spool_dirname(enum spool_dir d)
@@ -84,32 +73,32 @@ spool_open(const char *root, int create, char *err, size_t errlen)
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->root = strdup(root)) == NULL) {
 		free(s);
-		seterr(err, errlen, "out of memory");
+		util_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	s->rootfd = -1;
 	for (i = 0; i < SPOOL__MAX; i++)
 		s->fds[i] = -1;
 	if (create && mkdir(root, 0700) == -1 && errno != EEXIST) {
-		seterr(err, errlen, "%s: %s", root, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;
 	}
 	if ((s->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
-		seterr(err, errlen, "%s: %s", root, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;
 	}
 	/* Every state must be there, even those this process won't use. */
 	for (i = 0; i < SPOOL__MAX; i++) {
 		if (create && mkdirat(s->rootfd, dirnames[i], 0700) == -1 &&
 		    errno != EEXIST) {
-			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
+			util_seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
 			    strerror(errno));
 			goto fail;
 		}
 		if (fstatat(s->rootfd, dirnames[i], &st, 0) == -1 ||
 		    !S_ISDIR(st.st_mode)) {
-			seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
+			util_seterr(err, errlen, "%s/%s: %s", root, dirnames[i],
 			    errno ? strerror(errno) : "not a directory");
 			goto fail;
 		}
@@ -274,26 +263,6 @@ doc_due(const json_t *doc)
 	return t;
 }
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 #define COMMIT_CHUNK	64	/* files open at once while syncing */
 
 /* A file being written: its temporary name and descriptor. */
@@ -335,8 +304,8 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	/* A deferred file's mtime is when it is due: a stat tells, no parse. */
 	times[0].tv_sec = times[1].tv_sec = p->mtime;
 	times[0].tv_nsec = times[1].tv_nsec = 0;
-	if (write_all(p->fd, text, strlen(text)) == -1 ||
-	    write_all(p->fd, "\n", 1) == -1 ||
+	if (util_write_all(p->fd, text, strlen(text)) == -1 ||
+	    util_write_all(p->fd, "\n", 1) == -1 ||
 	    (p->mtime > 0 && futimens(p->fd, times) == -1)) {
 		e = errno;
 		free(text);
@@ -553,14 +522,14 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 	int		 fd, e;
 
 	if (strchr(name, '/') != NULL || name[0] == '.') {
-		seterr(err, errlen, "%s: bad name", name);
+		util_seterr(err, errlen, "%s: bad name", name);
 		errno = EINVAL;
 		return NULL;
 	}
 	if ((fd = openat(dfd(s, d), name, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    (f = fdopen(fd, "r")) == NULL) {
 		e = errno;
-		seterr(err, errlen, "%s/%s/%s: %s", s->root, dirnames[d],
+		util_seterr(err, errlen, "%s/%s/%s: %s", s->root, dirnames[d],
 		    name, strerror(e));
 		if (fd != -1)
 			close(fd);
@@ -570,7 +539,7 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 	doc = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	fclose(f);
 	if (doc == NULL) {
-		seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
+		util_seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
 		    dirnames[d], name, je.line, je.text);
 		errno = EINVAL;
 		return NULL;
@@ -578,13 +547,35 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
 	    "version")) != SPOOL_VERSION || !json_is_string(
 	    json_object_get(doc, "id"))) {
-		seterr(err, errlen, "%s/%s/%s: not a version %d spool file",
+		util_seterr(err, errlen, "%s/%s/%s: not a version %d spool file",
 		    s->root, dirnames[d], name, SPOOL_VERSION);
 		json_decref(doc);
 		errno = EINVAL;
 		return NULL;
 	}
 	return doc;
+}
+
+/*
+ * A stream over a state's directory, from its start; NULL with errno
+ * set.  Close with closedir (our fd stays open).
+ */
+static DIR *
+open_state(struct spool *s, int d)
+{
+	DIR	*dir;
+	int	 fd, e;
+
+	if (dfd(s, d) == -1 || (fd = dup(dfd(s, d))) == -1)
+		return NULL;
+	if ((dir = fdopendir(fd)) == NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	rewinddir(dir);
+	return dir;
 }
 
 static int
@@ -600,18 +591,10 @@ spool_list(struct spool *s, enum spool_dir d, char ***names)
 	struct dirent	*de;
 	char		**v = NULL, **nv;
 	size_t		 n = 0, cap = 0;
-	int		 fd, e;
 
 	*names = NULL;
-	if ((fd = dup(dfd(s, d))) == -1)
+	if ((dir = open_state(s, d)) == NULL)
 		return -1;
-	if ((dir = fdopendir(fd)) == NULL) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	rewinddir(dir);
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name) ||
 		    strlen(de->d_name) >= SPOOL_NAME_MAX)
@@ -727,15 +710,15 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	const char	*created;
 	char		 name[SPOOL_NAME_MAX];
 	time_t		 t;
-	int		 dirdup, fd;
+	int		 udir, fd;
 
 	if (!spool_id_valid(id))
 		return NULL;
-	if ((dirdup = upload_dir(s, client, 0)) == -1)
+	if ((udir = upload_dir(s, client, 0)) == -1)
 		return NULL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	fd = openat(dirdup, name, O_RDONLY | O_CLOEXEC);
-	close(dirdup);
+	fd = openat(udir, name, O_RDONLY | O_CLOEXEC);
+	close(udir);
 	if (fd == -1)
 		return NULL;
 	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
@@ -832,15 +815,10 @@ spool_recover(struct spool *s)
 	DIR		*dir;
 	struct dirent	*de;
 	size_t		 n = 0;
-	int		 fd, dirdup;
+	int		 fd;
 
-	if ((dirdup = dup(dfd(s, SPOOL_CUR))) == -1)
+	if ((dir = open_state(s, SPOOL_CUR)) == NULL)
 		return 0;
-	if ((dir = fdopendir(dirdup)) == NULL) {
-		close(dirdup);
-		return 0;
-	}
-	rewinddir(dir);
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name))
 			continue;
@@ -877,16 +855,10 @@ spool_promote(struct spool *s, time_t now, time_t *next)
 	struct dirent	*de;
 	struct stat	 st;
 	size_t		 n = 0;
-	int		 dirdup;
 
 	*next = 0;
-	if ((dirdup = dup(dfd(s, SPOOL_DEFERRED))) == -1)
+	if ((dir = open_state(s, SPOOL_DEFERRED)) == NULL)
 		return 0;
-	if ((dir = fdopendir(dirdup)) == NULL) {
-		close(dirdup);
-		return 0;
-	}
-	rewinddir(dir);
 	/* Streamed: memory stays flat however many files wait. */
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name) ||
@@ -912,15 +884,9 @@ spool_prune(struct spool *s, enum spool_dir d, time_t before)
 	struct dirent	*de;
 	struct stat	 st;
 	size_t		 n = 0;
-	int		 dirdup;
 
-	if ((dirdup = dup(dfd(s, d))) == -1)
+	if ((dir = open_state(s, d)) == NULL)
 		return 0;
-	if ((dir = fdopendir(dirdup)) == NULL) {
-		close(dirdup);
-		return 0;
-	}
-	rewinddir(dir);
 	while ((de = readdir(dir)) != NULL) {
 		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
 		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
@@ -941,15 +907,10 @@ spool_scan(struct spool *s, enum spool_dir d,
 {
 	DIR		*dir;
 	struct dirent	*de;
-	int		 dirdup, rc = 0;
+	int		 rc = 0;
 
-	if ((dirdup = dup(dfd(s, d))) == -1)
+	if ((dir = open_state(s, d)) == NULL)
 		return -1;
-	if ((dir = fdopendir(dirdup)) == NULL) {
-		close(dirdup);
-		return -1;
-	}
-	rewinddir(dir);
 	while (rc == 0 && (de = readdir(dir)) != NULL)
 		if (id_prefix(de->d_name) &&
 		    strlen(de->d_name) < SPOOL_NAME_MAX)

@@ -20,23 +20,12 @@
 #include "mime.h"
 #include "tmpl.h"
 #include "valid.h"
+#include "util.h"
 
 #define TMPL_FILE_MAX	(4 * 1024 * 1024)
 #define TMPL_SUFFIX	".tmpl"
 
 static const char *const kinds[TMPL__MAX] = { "email", "ott" };
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int
 tmpl_id_valid(const char *id)
@@ -90,13 +79,13 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 		goto nomem;
 	t->parameters = -1;
 	if (valid_utf8(text, len) < 0) {
-		seterr(err, errlen, "%s: not UTF-8 text", id);
+		util_seterr(err, errlen, "%s: not UTF-8 text", id);
 		goto fail;
 	}
 	for (;;) {
 		lineno++;
 		if (p >= end) {
-			seterr(err, errlen, "%s: no blank line after the "
+			util_seterr(err, errlen, "%s: no blank line after the "
 			    "headers", id);
 			goto fail;
 		}
@@ -111,7 +100,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 			break;
 		}
 		if ((colon = memchr(p, ':', nlen)) == NULL) {
-			seterr(err, errlen, "%s:%zu: expected 'Name: value'",
+			util_seterr(err, errlen, "%s:%zu: expected 'Name: value'",
 			    id, lineno);
 			goto fail;
 		}
@@ -139,7 +128,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 			if (vlen == 0 || *numend != '\0' ||
 			    t->parameters < 0 || t->parameters > 100) {
 				free(num);
-				seterr(err, errlen, "%s:%zu: Parameters must "
+				util_seterr(err, errlen, "%s:%zu: Parameters must "
 				    "be a number from 0 to 100", id, lineno);
 				goto fail;
 			}
@@ -150,7 +139,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 	}
 	if (t->created != NULL) {
 		if (valid_time_parse(t->created, &when) == -1) {
-			seterr(err, errlen, "%s: Created is not an ISO 8601 "
+			util_seterr(err, errlen, "%s: Created is not an ISO 8601 "
 			    "time", id);
 			goto fail;
 		}
@@ -166,7 +155,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 	t->body_len = (size_t)(end - p);
 	return t;
 nomem:
-	seterr(err, errlen, "out of memory");
+	util_seterr(err, errlen, "out of memory");
 fail:
 	tmpl_free(t);
 	return NULL;
@@ -214,33 +203,33 @@ tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
 
 	*status = MSG_PERMFAIL;
 	if (!tmpl_id_valid(id)) {
-		seterr(err, errlen, "'%s' is not a valid template id", id);
+		util_seterr(err, errlen, "'%s' is not a valid template id", id);
 		return NULL;
 	}
 	if (!keys_client_valid(client) || kind >= TMPL__MAX) {
-		seterr(err, errlen, "bad client id");
+		util_seterr(err, errlen, "bad client id");
 		return NULL;
 	}
 	if (asprintf(&path, "%s/%s/%s/%s%s", root, client, kinds[kind], id,
 	    TMPL_SUFFIX) == -1) {
 		*status = MSG_TEMPFAIL;
-		seterr(err, errlen, "out of memory");
+		util_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT || errno == ENOTDIR)
-			seterr(err, errlen, "no %s template '%s'",
+			util_seterr(err, errlen, "no %s template '%s'",
 			    kinds[kind], id);
 		else {
 			*status = MSG_TEMPFAIL;
-			seterr(err, errlen, "%s: %s", path, strerror(errno));
+			util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		}
 		free(path);
 		return NULL;
 	}
 	if (slurp(fd, &text, &len, &st) == -1) {
 		*status = MSG_TEMPFAIL;
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		free(path);
 		return NULL;

@@ -1,0 +1,22 @@
+/*
+ * util.h: two helpers every module needs.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stddef.h>
+
+/*
+ * Format a one-line reason into a caller's buffer; nothing when err is
+ * NULL or errlen is 0.
+ */
+void	util_seterr(char *err, size_t errlen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Write all len bytes to fd, retrying short writes and EINTR.  0, or -1
+ * with errno set (EIO when the descriptor took nothing).
+ */
+int	util_write_all(int fd, const void *buf, size_t len);
+
+#endif
