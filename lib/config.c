@@ -126,7 +126,7 @@ config_parse(const char *path, const char *text, size_t len, char *err,
     size_t errlen)
 {
 	struct config	*c;
-	char		*copy = NULL, *line, *next, *end, *eq, *key, *val;
+	char		*copy = NULL, *line, *next, *end, *eq, *key, *val, *hash;
 	char		 section[128] = "";
 	const char	*slash;
 	size_t		 lineno = 0;
@@ -180,6 +180,12 @@ config_parse(const char *path, const char *text, size_t len, char *err,
 			goto fail;
 		}
 		key = trim(line, eq);
+		/* A '#' after blank space starts a comment, as on its own line. */
+		for (hash = eq + 1; (hash = strchr(hash, '#')) != NULL; hash++)
+			if (hash[-1] == ' ' || hash[-1] == '\t') {
+				*hash = '\0';
+				break;
+			}
 		val = trim(eq + 1, eq + 1 + strlen(eq + 1));
 		if (*key == '\0' || strpbrk(key, " \t") != NULL) {
 			util_seterr(err, errlen, "%s:%zu: bad key", path, lineno);
@@ -476,4 +482,10 @@ const char *
 config_file(const struct config *c)
 {
 	return c->path;
+}
+
+const char *
+config_section(const struct config *c, size_t n)
+{
+	return n < c->nsections ? c->sections[n] : NULL;
 }

@@ -8,6 +8,7 @@
  *	auth-token-file = /etc/msgspool/twilio.token
  *
  * Keys before the first [section] are top-level; their section is "".
+ * A '#' after blank space ends a value: "concurrency = 16  # at once".
  * A key may repeat (the http provider's "header"); config_get returns
  * the last value, config_get_n walks them all.
  */
@@ -55,6 +56,9 @@ const char	*config_get(const struct config *, const char *section,
 /* The n-th (from 0) value of a repeatable key, or NULL past the end. */
 const char	*config_get_n(const struct config *, const char *section,
 		    const char *key, size_t n);
+
+/* The n-th (from 0) [section] name in file order, or NULL past the end. */
+const char	*config_section(const struct config *, size_t n);
 
 /* Whether a [section] header appeared. */
 int		 config_has_section(const struct config *, const char *section);

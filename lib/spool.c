@@ -221,14 +221,20 @@ spool_doc_new(const char *id, const char *channel, const char *client,
 
 	if (message == NULL)
 		return NULL;
+	json_t	*doc;
+
 	spool_time_format(now, created, sizeof(created));
 	spool_time_format(notbefore > now ? notbefore : now, next,
 	    sizeof(next));
-	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
 	    "version", SPOOL_VERSION, "id", id, "channel", channel,
 	    "client", client, "created", created, "attempts", 0,
 	    "nextAttempt", next, "lastError", "providerReply",
 	    "message", message);
+	/* Scheduled: max-age counts from here, not from created. */
+	if (doc != NULL && notbefore > now)
+		json_object_set_new(doc, "sendAt", json_string(next));
+	return doc;
 }
 
 static enum msg_status
@@ -655,8 +661,9 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 static int
 upload_dir(struct spool *s, const char *client, int create)
 {
-	char	path[16 + CLIENT_ID_MAX];
-	int	rootfd, fd;
+	char		path[16 + CLIENT_ID_MAX];
+	struct stat	st, up;
+	int		rootfd, fd;
 
 	if (!keys_client_valid(client))
 		return -1;
@@ -670,6 +677,16 @@ upload_dir(struct spool *s, const char *client, int create)
 			goto fail;
 	}
 	fd = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * Like uploads/ itself (install makes it 2770): the daemon, in the
+	 * web server's group, removes expired uploads.  Whatever the umask.
+	 */
+	if (create && fd != -1 && fstat(fd, &st) == 0 &&
+	    (st.st_mode & 07777) == 0700) {
+		if (fstatat(rootfd, "uploads", &up, 0) == 0 &&
+		    (up.st_mode & 02070) == 02070)
+			fchmod(fd, 02770);
+	}
 	close(rootfd);
 	return fd;
 fail:

@@ -55,7 +55,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 	size_t		 s, total = 0;
 	int		 want = -1;
 
-	if (argc == 1 && (want = spool_dir_parse(argv[0])) == -1) {
+	if (argc == 1 && ((want = spool_dir_parse(argv[0])) == -1 ||
+	    want == SPOOL_TMP)) {
 		fprintf(stderr, "msgspool: list: unknown state '%s'\n",
 		    argv[0]);
 		return 1;
@@ -145,6 +146,8 @@ requeue(struct cli *c, enum spool_dir dir, const char *name)
 	}
 	spool_time_format(time(NULL), now, sizeof(now));
 	json_object_set_new(doc, "nextAttempt", json_string(now));
+	/* A retry by hand gets a whole max-age again. */
+	json_object_set_new(doc, "retriedAt", json_string(now));
 	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
 		json_decref(doc);
 		return -1;
@@ -159,6 +162,7 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	enum spool_dir	 dir;
 	char		 name[SPOOL_NAME_MAX], **names;
 	ssize_t		 n, i;
+	size_t		 done = 0;
 	int		 rc = 0, a;
 
 	if (argc == 1 && strcmp(argv[0], "--failed") == 0) {
@@ -172,9 +176,10 @@ cmd_retry(struct cli *c, int argc, char **argv)
 				fprintf(stderr, "msgspool: retry: %s: %s\n",
 				    names[i], strerror(errno));
 				rc = 1;
-			}
+			} else
+				done++;
 		}
-		printf("%zd message%s requeued\n", n - rc, n - rc == 1 ? "" :
+		printf("%zu message%s requeued\n", done, done == 1 ? "" :
 		    "s");
 		spool_names_free(names, (size_t)n);
 		return rc;

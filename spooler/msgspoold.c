@@ -150,6 +150,55 @@ route_get(struct daemon *d, const char *section, const char *channel,
 	return r;
 }
 
+/*
+ * Check every delivery section of a config before it is used: a known
+ * channel, a provider that serves it, and keys its provider accepts.  So
+ * a typo stops the daemon at start (or keeps the old config on SIGHUP)
+ * instead of deferring every message until max-age.  0, or -1 (logged).
+ */
+static int
+check_sections(const struct config *cfg, const char *root)
+{
+	const struct provider	*p;
+	const char		*sec, *name, *ch;
+	char			 err[512];
+	void			*state;
+	size_t			 i;
+	int			 rc = 0;
+
+	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++) {
+		if (strcmp(sec, "sms") == 0 || strcmp(sec, "voice") == 0 ||
+		    strcmp(sec, "email") == 0)
+			ch = sec;
+		else if (strncmp(sec, "ott.", 4) == 0 && sec[4] != '\0' &&
+		    strspn(sec + 4, "0123456789") == strlen(sec + 4))
+			ch = "ott";
+		else {
+			log_err("config: [%s]: not a channel (sms, voice, "
+			    "email, ott.N)", sec);
+			rc = -1;
+			continue;
+		}
+		if ((name = config_get(cfg, sec, "provider")) == NULL)
+			name = "file";
+		if ((p = provider_find(name)) == NULL ||
+		    !provider_serves(p, ch)) {
+			log_err("config: [%s]: provider '%s' %s", sec, name,
+			    p ? "does not send this channel" : "is unknown");
+			rc = -1;
+			continue;
+		}
+		if ((state = p->init(cfg, sec, root, err, sizeof(err))) ==
+		    NULL) {
+			log_err("config: %s", err);
+			rc = -1;
+			continue;
+		}
+		p->free_state(state);
+	}
+	return rc;
+}
+
 static int
 load_config(struct daemon *d)
 {
@@ -179,6 +228,12 @@ load_config(struct daemon *d)
 	    (spool = spool_open(root, 1, err, sizeof(err))) == NULL) {
 		log_err("spool: %s", root ? err : "out of memory");
 		free(root);
+		config_free(cfg);
+		return -1;
+	}
+	if (check_sections(cfg, root) == -1) {
+		free(root);
+		spool_free(spool);
 		config_free(cfg);
 		return -1;
 	}
@@ -225,6 +280,25 @@ recipient(const json_t *doc)
 }
 
 /*
+ * When max-age starts counting: the latest of when the message was
+ * queued, scheduled for (sendAt) and retried by hand (retriedAt).
+ */
+static time_t
+age_from(const json_t *doc)
+{
+	static const char *const keys[] = { "created", "sendAt", "retriedAt" };
+	const char	*v;
+	time_t		 t, from = 0;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if ((v = json_string_value(json_object_get(doc, keys[i]))) &&
+		    valid_time_parse(v, &t) == 0 && t > from)
+			from = t;
+	return from ? from : time(NULL);
+}
+
+/*
  * Write the outcome of an attempt into the document and say where it
  * goes: sent/, deferred/ (with the next attempt) or failed/.
  */
@@ -233,9 +307,9 @@ outcome(struct daemon *d, struct job *job)
 {
 	json_t		*doc = job->doc;
 	enum msg_status	 st = job->status;
-	const char	*created, *why = job->err;
+	const char	*why = job->err;
 	char		 stamp[32];
-	time_t		 now = time(NULL), born;
+	time_t		 now = time(NULL);
 	long		 attempts, wait;
 
 	attempts = (long)json_integer_value(json_object_get(doc,
@@ -245,10 +319,7 @@ outcome(struct daemon *d, struct job *job)
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
 	json_object_set(doc, "providerReply", job->reply ? job->reply :
 	    json_null());
-	created = json_string_value(json_object_get(doc, "created"));
-	if (st == MSG_TEMPFAIL && created != NULL &&
-	    valid_time_parse(created, &born) == 0 &&
-	    now - born >= d->max_age) {
+	if (st == MSG_TEMPFAIL && now - age_from(doc) >= d->max_age) {
 		st = MSG_PERMFAIL;
 		json_object_set_new(doc, "gaveUp", json_string(
 		    "older than max-age"));
@@ -514,7 +585,7 @@ chores(struct daemon *d, time_t now)
 		d->new_dirty = 1;
 		d->next_rescan = now + RESCAN_EVERY;
 	}
-	if (now >= d->next_prune && !d->once) {
+	if (now >= d->next_prune) {
 		if ((n = spool_prune(d->spool, SPOOL_TMP, now - TMP_MAX_AGE)))
 			log_info("removed %zu stale files from tmp/", n);
 		if ((n = spool_prune(d->spool, SPOOL_SENT,

@@ -31,8 +31,11 @@ file_init(const struct config *cfg, const char *section,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	st->dir = config_path(cfg, section, "dir", def);
-	free(def);
+	/* def is resolved already: only a configured dir is resolved here. */
+	if ((st->dir = config_path(cfg, section, "dir", NULL)) == NULL)
+		st->dir = def;
+	else
+		free(def);
 	if (st->dir == NULL) {
 		free(st);
 		snprintf(err, errlen, "out of memory");

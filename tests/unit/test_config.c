@@ -107,6 +107,26 @@ test_top_level_keys(void **state)
 }
 
 static void
+test_inline_comments(void **state)
+{
+	struct config	*c;
+
+	(void)state;
+	c = parse_ok("concurrency = 16   # transfers at once\n"
+	    "url = https://h.example/x#frag\n"
+	    "header = X-Tag: a#b\n"
+	    "starttls = yes\t# yes, no, try\n");
+	assert_string_equal(config_get(c, NULL, "concurrency"), "16");
+	/* A '#' inside a value is kept: only one after blank space starts
+	 * a comment. */
+	assert_string_equal(config_get(c, NULL, "url"),
+	    "https://h.example/x#frag");
+	assert_string_equal(config_get(c, NULL, "header"), "X-Tag: a#b");
+	assert_string_equal(config_get(c, NULL, "starttls"), "yes");
+	config_free(c);
+}
+
+static void
 test_sections(void **state)
 {
 	struct config	*c;
@@ -720,6 +740,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_level_keys),
+		cmocka_unit_test(test_inline_comments),
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_comments_and_blank_lines),
 		cmocka_unit_test(test_repeated_keys),
