@@ -2,6 +2,7 @@
  * mime.c: base64, HTML escaping, HTML to text.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -447,4 +448,214 @@ text:
 	out = t.raw.failed ? NULL : tidy(&t.raw);
 	buf_free(&t.raw);
 	return out;
+}
+
+static int
+ascii(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+static void
+encoded_words(struct buf *b, const char *s, size_t len)
+{
+	size_t	 n;
+	char	*w;
+
+	while (len > 0) {
+		n = len < 45 ? len : 45;
+		while (n < len && n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		if ((w = mime_base64_encode((const unsigned char *)s, n)) ==
+		    NULL) {
+			b->failed = 1;
+			return;
+		}
+		buf_puts(b, "=?UTF-8?B?");
+		buf_puts(b, w);
+		buf_puts(b, "?=");
+		free(w);
+		s += n;
+		len -= n;
+		if (len > 0)
+			buf_puts(b, "\r\n ");
+	}
+}
+
+void
+mime_header_value(struct buf *b, const char *value, int address)
+{
+	const char	*lt;
+	size_t		 dlen;
+
+	if (ascii(value)) {
+		buf_puts(b, value);
+		return;
+	}
+	if (address && (lt = strrchr(value, '<')) != NULL && lt > value) {
+		for (dlen = (size_t)(lt - value); dlen > 0 &&
+		    value[dlen - 1] == ' '; dlen--)
+			;
+		encoded_words(b, value, dlen);
+		buf_putc(b, ' ');
+		buf_puts(b, lt);
+		return;
+	}
+	encoded_words(b, value, strlen(value));
+}
+
+void
+mime_date(time_t t, char *buf, size_t len)
+{
+	static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu",
+	    "Fri", "Sat" };
+	static const char *const months[] = { "Jan", "Feb", "Mar", "Apr",
+	    "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	struct tm	tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%s, %02d %s %d %02d:%02d:%02d +0000",
+	    days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon],
+	    tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* Append text quoted-printable (RFC 2045), lines of at most 76. */
+static void
+quoted_printable(struct buf *b, const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	size_t			 col = 0;
+	unsigned char		 c;
+	char			 enc[3];
+	int			 literal;
+
+	for (; *s != '\0'; s++) {
+		c = (unsigned char)*s;
+		if (c == '\r')
+			continue;
+		if (c == '\n') {
+			buf_puts(b, "\r\n");
+			col = 0;
+			continue;
+		}
+		/* Blanks stay literal unless they end a line. */
+		literal = (c >= 33 && c <= 126 && c != '=') ||
+		    ((c == ' ' || c == '\t') && s[1] != '\n' && s[1] != '\r' &&
+		    s[1] != '\0');
+		if (col + (literal ? 1 : 3) > 75) {
+			buf_puts(b, "=\r\n");
+			col = 0;
+		}
+		if (literal) {
+			buf_putc(b, (char)c);
+			col++;
+		} else {
+			enc[0] = '=';
+			enc[1] = hex[c >> 4];
+			enc[2] = hex[c & 15];
+			buf_add(b, enc, 3);
+			col += 3;
+		}
+	}
+	buf_puts(b, "\r\n");
+}
+
+/* Append base64 in lines of 76. */
+static void
+base64_lines(struct buf *b, const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i += 76) {
+		buf_add(b, s + i, len - i < 76 ? len - i : 76);
+		buf_puts(b, "\r\n");
+	}
+}
+
+char *
+mime_message(const json_t *msg, const char *id, time_t date, size_t *len)
+{
+	struct buf	 b = { NULL, 0, 0, 0 };
+	const json_t	*atts, *a, *c;
+	const char	*from, *to, *subject, *html, *text, *at, *name, *type;
+	char		 mixed[64], alt[64], stamp[64];
+	size_t		 i;
+
+#define S(k)	json_string_value(json_object_get(msg, k))
+	from = S("from");
+	to = S("to");
+	subject = S("subject");
+	html = S("html");
+	text = S("text");
+#undef S
+	if (from == NULL || to == NULL || id == NULL)
+		return NULL;
+	snprintf(mixed, sizeof(mixed), "=_mixed_%s", id);
+	snprintf(alt, sizeof(alt), "=_alt_%s", id);
+	mime_date(date, stamp, sizeof(stamp));
+	buf_puts(&b, "Date: ");
+	buf_puts(&b, stamp);
+	buf_puts(&b, "\r\nFrom: ");
+	mime_header_value(&b, from, 1);
+	buf_puts(&b, "\r\nTo: ");
+	mime_header_value(&b, to, 1);
+	buf_puts(&b, "\r\nSubject: ");
+	mime_header_value(&b, subject ? subject : "", 0);
+	buf_puts(&b, "\r\nMessage-ID: <");
+	buf_puts(&b, id);
+	buf_putc(&b, '@');
+	at = strrchr(from, '@');
+	buf_add(&b, at ? at + 1 : "localhost", at ? strcspn(at + 1, ">") : 9);
+	buf_puts(&b, ">\r\nMIME-Version: 1.0\r\n");
+	buf_puts(&b, "Content-Type: multipart/mixed; boundary=\"");
+	buf_puts(&b, mixed);
+	buf_puts(&b, "\"\r\n\r\n--");
+	buf_puts(&b, mixed);
+	buf_puts(&b, "\r\nContent-Type: multipart/alternative; boundary=\"");
+	buf_puts(&b, alt);
+	buf_puts(&b, "\"\r\n\r\n");
+	if (text != NULL) {
+		buf_puts(&b, "--");
+		buf_puts(&b, alt);
+		buf_puts(&b, "\r\nContent-Type: text/plain; charset=utf-8\r\n"
+		    "Content-Transfer-Encoding: quoted-printable\r\n\r\n");
+		quoted_printable(&b, text);
+	}
+	if (html != NULL) {
+		buf_puts(&b, "--");
+		buf_puts(&b, alt);
+		buf_puts(&b, "\r\nContent-Type: text/html; charset=utf-8\r\n"
+		    "Content-Transfer-Encoding: quoted-printable\r\n\r\n");
+		quoted_printable(&b, html);
+	}
+	buf_puts(&b, "--");
+	buf_puts(&b, alt);
+	buf_puts(&b, "--\r\n");
+	atts = json_object_get(msg, "attachments");
+	json_array_foreach(atts, i, a) {
+		name = json_string_value(json_object_get(a, "name"));
+		type = json_string_value(json_object_get(a, "contentType"));
+		c = json_object_get(a, "content");
+		if (name == NULL || !json_is_string(c))
+			continue;
+		buf_puts(&b, "--");
+		buf_puts(&b, mixed);
+		buf_puts(&b, "\r\nContent-Type: ");
+		buf_puts(&b, type ? type : "application/octet-stream");
+		/* Names were checked on the way in: no quotes to escape
+		 * but '"' and '\', which quoting cannot carry anyway. */
+		buf_puts(&b, "\r\nContent-Disposition: attachment; filename=\"");
+		for (; *name != '\0'; name++)
+			if (*name != '"' && *name != '\\')
+				buf_putc(&b, *name);
+		buf_puts(&b, "\"\r\nContent-Transfer-Encoding: base64\r\n\r\n");
+		base64_lines(&b, json_string_value(c), json_string_length(c));
+	}
+	buf_puts(&b, "--");
+	buf_puts(&b, mixed);
+	buf_puts(&b, "--\r\n");
+	return buf_take(&b, len);
 }

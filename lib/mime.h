@@ -7,6 +7,8 @@
 #define MIME_H
 
 #include <stddef.h>
+#include <time.h>
+#include <jansson.h>
 
 #include "buf.h"
 
@@ -33,6 +35,27 @@ int	 mime_html_escape(struct buf *, const char *s, size_t len);
  * runs of blank space collapsed.  malloc'd, NULL on ENOMEM.
  */
 char	*mime_html_to_text(const char *html, size_t len);
+
+/*
+ * Append a header value for an email: as it is when ASCII, else as RFC
+ * 2047 UTF-8 "B" words of at most 45 bytes, cut between characters.  In
+ * "Name <addr>" (From, To) only the display name is encoded.
+ */
+void	 mime_header_value(struct buf *, const char *value, int address);
+
+/* The RFC 5322 date of t ("Mon, 23 Nov 2026 10:00:00 +0000"), in English. */
+void	 mime_date(time_t t, char *buf, size_t len);
+
+/*
+ * An email spool message ({"from","to","subject","html","text",
+ * "attachments":[{"name","contentType","content"}]}) as an RFC 5322
+ * message: Date, From, To, Subject, Message-ID <id@sender's domain>,
+ * MIME-Version, then multipart/mixed of a multipart/alternative (text,
+ * HTML; quoted-printable) and the attachments (base64).  CRLF line ends.
+ * malloc'd (length in *len), NULL on bad input or ENOMEM.
+ */
+char	*mime_message(const json_t *msg, const char *id, time_t date,
+	    size_t *len);
 
 /* Whether name is a plain file name: no / \ NUL CR LF, not . or .. */
 const char *mime_filename_check(const char *name, size_t len);

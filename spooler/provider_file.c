@@ -1,8 +1,9 @@
 /*
- * provider_file.c: the default provider.  It writes exactly what would
- * be sent into a directory (SPOOL/outbox by default), so a fresh install
- * works end to end with no account anywhere.  Each message becomes
- * ID.json there, written to a temporary name, synced and renamed.
+ * provider_file.c: the default provider.  It writes exactly what would be
+ * sent into a directory (SPOOL/outbox by default), so a fresh install
+ * works end to end with no account anywhere: an email as its MIME message,
+ * ID.eml; any other message as the JSON body the http provider would
+ * POST, ID.json.  Each is written to a temporary name, synced and renamed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "mime.h"
 #include "provider.h"
+#include "util.h"
 
 struct file_state {
 	char	*dir;
@@ -65,35 +69,51 @@ static void
 file_start(void *state, struct job *job)
 {
 	struct file_state	*st = state;
-	const char		*id;
+	const char		*id, *channel;
 	char			*out = NULL, *path = NULL, *tmp = NULL;
 	json_t			*what;
 	size_t			 len;
-	int			 fd;
+	int			 fd, eml;
 
 	job->status = MSG_TEMPFAIL;
 	id = json_string_value(json_object_get(job->doc, "id"));
-	what = json_pack("{s:O, s:O, s:O, s:O}", "id", json_object_get(job->doc,
-	    "id"), "channel", json_object_get(job->doc, "channel"), "client",
-	    json_object_get(job->doc, "client"), "message",
-	    json_object_get(job->doc, "message"));
-	if (id == NULL || what == NULL) {
+	channel = json_string_value(json_object_get(job->doc, "channel"));
+	if (id == NULL || channel == NULL) {
 		snprintf(job->err, sizeof(job->err), "not a spool document");
-		json_decref(what);
 		job->status = MSG_PERMFAIL;
 		return;
 	}
-	out = json_dumps(what, JSON_INDENT(2) | JSON_SORT_KEYS);
-	json_decref(what);
-	if (out == NULL || asprintf(&path, "%s/%s.json", st->dir, id) == -1 ||
-	    asprintf(&tmp, "%s/.%s.json.tmp", st->dir, id) == -1) {
+	/*
+	 * What would be sent: an email as its MIME message (ID.eml), any
+	 * other message as the body the http provider would POST (ID.json).
+	 */
+	eml = strcmp(channel, "email") == 0;
+	if (eml)
+		out = mime_message(provider_message(job), id, time(NULL), &len);
+	else {
+		what = json_pack("{s:O, s:O, s:O, s:O}", "id",
+		    json_object_get(job->doc, "id"), "channel",
+		    json_object_get(job->doc, "channel"), "client",
+		    json_object_get(job->doc, "client"), "message",
+		    json_object_get(job->doc, "message"));
+		out = what ? json_dumps(what, JSON_INDENT(2) | JSON_SORT_KEYS) :
+		    NULL;
+		json_decref(what);
+		len = out ? strlen(out) : 0;
+	}
+	if (out == NULL) {
+		snprintf(job->err, sizeof(job->err), "cannot render %s", id);
+		job->status = MSG_PERMFAIL;
+		return;
+	}
+	if (asprintf(&path, "%s/%s.%s", st->dir, id, eml ? "eml" : "json") ==
+	    -1 || asprintf(&tmp, "%s/.%s.tmp", st->dir, id) == -1) {
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		goto done;
 	}
-	len = strlen(out);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1 || write(fd, out, len) != (ssize_t)len ||
-	    write(fd, "\n", 1) != 1 || fsync(fd) == -1) {
+	if (fd == -1 || util_write_all(fd, out, len) == -1 ||
+	    (!eml && util_write_all(fd, "\n", 1) == -1) || fsync(fd) == -1) {
 		snprintf(job->err, sizeof(job->err), "%s: %s", tmp,
 		    strerror(errno));
 		if (fd != -1)

@@ -111,77 +111,17 @@ bare_address(const char *from, char *out, size_t len)
 		snprintf(out, len, "<%s>", from);
 }
 
-static int
-ascii(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s >= 0x80)
-			return 0;
-	return 1;
-}
-
-/*
- * Append s as an RFC 2047 encoded phrase when it is not ASCII: UTF-8 "B"
- * words of at most 45 bytes, cut between characters.
- */
-static void
-encoded_words(struct buf *b, const char *s)
-{
-	size_t	len = strlen(s), n;
-	char	*w;
-
-	if (ascii(s)) {
-		buf_puts(b, s);
-		return;
-	}
-	while (len > 0) {
-		n = len < 45 ? len : 45;
-		while (n < len && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-		if ((w = mime_base64_encode((const unsigned char *)s, n)) ==
-		    NULL) {
-			b->failed = 1;
-			return;
-		}
-		buf_puts(b, "=?UTF-8?B?");
-		buf_puts(b, w);
-		buf_puts(b, "?=");
-		free(w);
-		s += n;
-		len -= n;
-		if (len > 0)
-			buf_puts(b, "\r\n ");
-	}
-}
-
 /* "Name: value", the value encoded when it is not ASCII. */
 static void
 header(struct job *job, const char *name, const char *value)
 {
 	struct buf	 b = { NULL, 0, 0, 0 };
-	const char	*lt;
 	char		*line;
 
 	buf_puts(&b, name);
 	buf_puts(&b, ": ");
-	/* In "Name <addr>" only the display name may need encoding. */
-	if ((strcmp(name, "From") == 0 || strcmp(name, "To") == 0) &&
-	    (lt = strrchr(value, '<')) != NULL && lt > value) {
-		size_t	 dlen = (size_t)(lt - value);
-		char	*display;
-
-		while (dlen > 0 && value[dlen - 1] == ' ')
-			dlen--;
-		display = strndup(value, dlen);
-
-		if (display != NULL) {
-			encoded_words(&b, display);
-			free(display);
-		}
-		buf_putc(&b, ' ');
-		buf_puts(&b, lt);
-	} else
-		encoded_words(&b, value);
+	mime_header_value(&b, value, strcmp(name, "From") == 0 ||
+	    strcmp(name, "To") == 0);
 	if ((line = buf_take(&b, NULL)) != NULL) {
 		job->headers = curl_slist_append(job->headers, line);
 		free(line);
@@ -282,7 +222,6 @@ smtp_start(void *state, struct job *job)
 	struct smtp_state	*st = state;
 	const char		*from, *to, *subject, *id, *at;
 	char			 addr[512], line[600], date[64];
-	struct tm		 tm;
 	time_t			 now = time(NULL);
 
 	job->status = MSG_TEMPFAIL;
@@ -314,14 +253,7 @@ smtp_start(void *state, struct job *job)
 		curl_easy_setopt(job->easy, CURLOPT_USERNAME, st->username);
 		curl_easy_setopt(job->easy, CURLOPT_PASSWORD, st->password);
 	}
-	/* RFC 5322 date, in English whatever the locale. */
-	gmtime_r(&now, &tm);
-	snprintf(date, sizeof(date), "%s, %02d %s %d %02d:%02d:%02d +0000",
-	    (const char *[]){ "Sun", "Mon", "Tue", "Wed", "Thu", "Fri",
-	    "Sat" }[tm.tm_wday], tm.tm_mday, (const char *[]){ "Jan", "Feb",
-	    "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-	    "Dec" }[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec);
+	mime_date(now, date, sizeof(date));
 	snprintf(line, sizeof(line), "Date: %s", date);
 	job->headers = curl_slist_append(job->headers, line);
 	header(job, "From", from);

@@ -780,6 +780,72 @@ test_text_document(void **state)
 	    "Thanks!\n");
 }
 
+static void
+test_header_value(void **state)
+{
+	struct buf	 b = { NULL, 0, 0, 0 };
+	char		*out;
+
+	(void)state;
+	mime_header_value(&b, "Plain subject", 0);
+	out = buf_take(&b, NULL);
+	assert_string_equal(out, "Plain subject");
+	free(out);
+	mime_header_value(&b, "Zo\xc3\xab <zoe@example.com>", 1);
+	out = buf_take(&b, NULL);
+	/* Only the display name is encoded, the address stays readable. */
+	assert_string_equal(out, "=?UTF-8?B?Wm/Dqw==?= <zoe@example.com>");
+	free(out);
+	mime_header_value(&b, "\xc3\xa9t\xc3\xa9", 0);
+	out = buf_take(&b, NULL);
+	assert_string_equal(out, "=?UTF-8?B?w6l0w6k=?=");
+	free(out);
+}
+
+static void
+test_date(void **state)
+{
+	char	buf[64];
+
+	(void)state;
+	mime_date(1795428000, buf, sizeof(buf));
+	assert_string_equal(buf, "Mon, 23 Nov 2026 10:00:00 +0000");
+}
+
+static void
+test_message(void **state)
+{
+	json_t	*msg;
+	char	*eml;
+	size_t	 len;
+
+	(void)state;
+	msg = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}",
+	    "from", "Shop <shop@example.com>", "to", "ann@example.net",
+	    "subject", "Receipt", "html", "<p>Total: 5 &amp; more</p>",
+	    "text", "Total = 5\n", "attachments", "name", "r.pdf",
+	    "contentType", "application/pdf", "content", "JVBERi0xLjQK");
+	assert_non_null(msg);
+	eml = mime_message(msg, "01M8000000000000000000000A", 1795428000,
+	    &len);
+	assert_non_null(eml);
+	assert_int_equal(strlen(eml), len);
+	assert_non_null(strstr(eml, "Date: Mon, 23 Nov 2026 10:00:00 +0000\r\n"));
+	assert_non_null(strstr(eml, "From: Shop <shop@example.com>\r\n"));
+	assert_non_null(strstr(eml,
+	    "Message-ID: <01M8000000000000000000000A@example.com>\r\n"));
+	assert_non_null(strstr(eml, "Content-Type: multipart/alternative"));
+	/* Quoted-printable: '=' itself is encoded. */
+	assert_non_null(strstr(eml, "Total =3D 5\r\n"));
+	assert_non_null(strstr(eml, "filename=\"r.pdf\""));
+	assert_non_null(strstr(eml, "JVBERi0xLjQK\r\n"));
+	assert_null(strstr(eml, "\n\n"));	/* CRLF only */
+	free(eml);
+	json_object_del(msg, "from");
+	assert_null(mime_message(msg, "01M8000000000000000000000A", 0, &len));
+	json_decref(msg);
+}
+
 int
 main(void)
 {
@@ -821,6 +887,9 @@ main(void)
 		cmocka_unit_test(test_text_bare_lt),
 		cmocka_unit_test(test_text_one_final_newline),
 		cmocka_unit_test(test_text_document),
+		cmocka_unit_test(test_header_value),
+		cmocka_unit_test(test_date),
+		cmocka_unit_test(test_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
