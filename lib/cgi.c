@@ -22,6 +22,8 @@
 
 /* A CGI that has not answered in this time is killed (SIGALRM). */
 #define CGI_TIMEOUT	60
+/* Larger unread bodies are left to the server: not worth the time. */
+#define CGI_DRAIN_MAX	(64 * 1024 * 1024)
 
 const char *
 cgi_env(char *const *envp, const char *name)
@@ -82,7 +84,29 @@ cgi_request_read(struct request *req, int fd)
 	}
 	req->body[len] = '\0';
 	req->body_len = len;
+	req->consumed = 1;
 	return 0;
+}
+
+void
+cgi_request_drain(struct request *req, int fd, size_t max)
+{
+	char	buf[65536];
+	size_t	left;
+	ssize_t	n;
+
+	if (req->consumed || !req->has_length || req->content_length > max)
+		return;
+	req->consumed = 1;
+	for (left = req->content_length; left > 0; left -= (size_t)n) {
+		n = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
+		if (n == -1 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0)
+			return;
+	}
 }
 
 void
@@ -425,6 +449,8 @@ cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 	cgi_request_init(&req, envp);
 	if ((r = dispatch(ep, &req, infd)) == NULL)
 		r = response_error(500, "out of memory");
+	/* An early answer: take the body off the server's hands first. */
+	cgi_request_drain(&req, infd, CGI_DRAIN_MAX);
 	cgi_request_free(&req);
 	if (r == NULL)
 		return 1;

@@ -39,6 +39,7 @@ struct request {
 	size_t		 content_length;
 	char		*body;		/* content_length bytes + NUL */
 	size_t		 body_len;
+	int		 consumed;	/* the body was read (or drained) */
 };
 
 /*
@@ -93,6 +94,14 @@ void		 cgi_request_init(struct request *, char *const *envp);
 int		 cgi_request_read(struct request *, int fd);
 
 void		 cgi_request_free(struct request *);
+
+/*
+ * Read and discard a body that was not read, exactly CONTENT_LENGTH bytes
+ * and never more, when it is at most max: a server still writing it would
+ * otherwise reset the connection instead of passing on an early answer
+ * (401, 413, 415).  Bounded in time by the CGI's alarm.
+ */
+void		 cgi_request_drain(struct request *, int fd, size_t max);
 
 /* Whether a Content-Type is application/json, parameters allowed. */
 int		 cgi_is_json(const char *content_type);

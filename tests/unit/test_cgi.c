@@ -1286,6 +1286,49 @@ test_run_missing_keys_file(void **state)
 	result_free(&r);
 }
 
+static void
+test_request_drain_exactly_the_body(void **state)
+{
+	struct request	 req;
+	char		*envp[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=5",
+			    NULL };
+	char		 rest[8];
+	int		 p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "helloNEXT", 9), 9);
+	close(p[1]);
+	cgi_request_init(&req, envp);
+	cgi_request_drain(&req, p[0], 1024);
+	assert_true(req.consumed);
+	/* What follows the body is not ours and is still there. */
+	assert_int_equal(read(p[0], rest, sizeof(rest)), 4);
+	assert_memory_equal(rest, "NEXT", 4);
+	close(p[0]);
+	cgi_request_free(&req);
+}
+
+static void
+test_request_drain_over_the_cap(void **state)
+{
+	struct request	 req;
+	char		*envp[] = { "REQUEST_METHOD=POST", "CONTENT_LENGTH=5",
+			    NULL };
+	char		 rest[8];
+	int		 p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "hello", 5), 5);
+	close(p[1]);
+	cgi_request_init(&req, envp);
+	cgi_request_drain(&req, p[0], 4);	/* too big to drain */
+	assert_int_equal(read(p[0], rest, sizeof(rest)), 5);
+	close(p[0]);
+	cgi_request_free(&req);
+}
+
 int
 main(void)
 {
@@ -1305,6 +1348,8 @@ main(void)
 		cmocka_unit_test(test_response_new_binary_body),
 		cmocka_unit_test(test_response_header_rejects_crlf),
 		cmocka_unit_test(test_response_error),
+		cmocka_unit_test(test_request_drain_exactly_the_body),
+		cmocka_unit_test(test_request_drain_over_the_cap),
 		T(test_run_ok),
 		T(test_run_json_with_charset),
 		T(test_run_star_scope),

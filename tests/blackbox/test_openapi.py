@@ -1,0 +1,621 @@
+"""conf/openapi.yaml: the document itself (every route of CONTRACT section 2,
+its statuses, headers, examples and rules), and real replies of every route
+checked against it with openapi_check.check_response.
+
+Needs Debian's python3-yaml and python3-jsonschema; the lint of the
+document with the pinned Redocly CLI is tests/openapi/lint.sh.
+"""
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("yaml", reason="apt-get install python3-yaml")
+pytest.importorskip("jsonschema", reason="apt-get install python3-jsonschema")
+
+from conftest import RECIPIENT, in_future  # noqa: E402
+import openapi_check as oc  # noqa: E402
+from openapi_check import check_reply, check_response  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# CONTRACT section 2: method, path, CGI program, scope.
+CONTRACT_ROUTES = [
+    ("GET", "/ping", "ping", "none"),
+    ("GET", "/templates", "templates", "any valid key"),
+    ("POST", "/ott/v1/deliver", "ott-deliver", "ott"),
+    ("POST", "/sms/v1/deliver", "sms-deliver", "sms"),
+    ("POST", "/sms/v1/deliver/batch", "sms-batch", "sms"),
+    ("POST", "/voice/v1/deliver", "voice-deliver", "voice"),
+    ("POST", "/deliver", "email-deliver", "email"),
+    ("POST", "/email/v1/deliver", "email-deliver", "email"),
+    ("POST", "/email/v1/attachments", "attachments", "email"),
+]
+
+# Every status each route's program can answer (cgi.c's pipeline, then
+# the handler): the success codes, then the errors.
+PIPELINE_POST = {"400", "401", "403", "405", "411", "413", "415", "500",
+                 "503"}
+STATUSES = {
+    "/ping": {"200", "405", "500"},
+    "/templates": {"200", "401", "403", "405", "500"},
+    "/ott/v1/deliver": {"200"} | PIPELINE_POST,
+    "/sms/v1/deliver": {"200", "202"} | PIPELINE_POST,
+    "/sms/v1/deliver/batch": {"200"} | PIPELINE_POST,
+    "/voice/v1/deliver": {"202"} | PIPELINE_POST,
+    "/deliver": {"200"} | PIPELINE_POST,
+    "/email/v1/deliver": {"200"} | PIPELINE_POST,
+    "/email/v1/attachments": {"201"} | PIPELINE_POST,
+}
+
+# The schema names SPEC.md lists (sections 2.8 and 7), where one fits.
+SPEC_SCHEMAS = [
+    "MessageChannel", "ApiSmsRequest", "VoiceApiRequest",
+    "OTTMessagePayload", "OTTMessageRequest", "EmailRequest",
+    "EmailRecipient", "EmailResponse", "EmailResult",
+    "EmailDeliverAttachment", "VoiceDeliverRequest", "SmsBatchRequest",
+    "EmailDeliverPayload", "EmailDeliverRequest", "EmailDeliverResult",
+    "EmailDeliverResponse", "CampaignAccepted", "AttachmentUploadResponse",
+    "ProblemDetails",
+]
+
+OTT_CONF = "\n[ott.1]\nprovider = file\n"
+DOC = oc.load_document()
+
+
+def schema_errors(value, name):
+    return oc.validate_value(value, ["components", "schemas", name])
+
+
+def op(method, path):
+    return DOC["paths"][path][method.lower()]
+
+
+def response(method, path, status):
+    r = op(method, path)["responses"][str(status)]
+    return oc._deref(DOC, r, [])[0]
+
+
+# ============================================================ document
+
+def test_document_is_openapi_3_1_with_relative_server_and_api_key():
+    assert DOC["openapi"] == "3.1.0"
+    assert DOC["info"]["title"] and DOC["info"]["version"]
+    urls = [s["url"] for s in DOC["servers"]]
+    assert urls and all("://" not in u and not u.startswith("//")
+                        for u in urls), urls
+    key = DOC["components"]["securitySchemes"]["ApiKey"]
+    assert (key["type"], key["in"], key["name"]) == \
+        ("apiKey", "header", "X-API-KEY")
+    assert DOC["security"] == [{"ApiKey": []}]
+    assert op("GET", "/ping")["security"] == []
+    for m, p in oc.operations():
+        if p != "/ping":
+            assert "security" not in op(m, p), f"{m} {p} overrides security"
+
+
+def test_every_contract_route_is_documented_with_its_method():
+    want = [(m, p) for m, p, _, _ in CONTRACT_ROUTES]
+    assert sorted(oc.operations()) == sorted(want)
+
+
+def test_routes_agree_with_contract_md():
+    contract = ROOT.parent / "shared" / "CONTRACT.md"
+    if not contract.is_file():
+        pytest.skip(f"no {contract}")
+    text = contract.read_text()
+    sec = text[text.index("## 2."):text.index("## 3.")]
+    rows = re.findall(r"^\|\s*(GET|POST)\s*\|\s*(/\S*)\s*\|", sec, re.M)
+    assert rows, "no route table in CONTRACT section 2"
+    assert sorted(rows) == sorted(oc.operations())
+    assert sorted(rows) == sorted((m, p) for m, p, _, _ in CONTRACT_ROUTES)
+
+
+def test_operation_ids_are_unique_and_upload_is_deprecated():
+    ids = [op(m, p)["operationId"] for m, p in oc.operations()]
+    assert len(ids) == len(set(ids)), ids
+    assert op("POST", "/email/v1/attachments").get("deprecated") is True
+    assert sum(bool(op(m, p).get("deprecated"))
+               for m, p in oc.operations()) == 1
+
+
+@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
+                                         CONTRACT_ROUTES])
+def test_every_status_the_program_can_give_is_documented(method, path):
+    assert set(op(method, path)["responses"]) == STATUSES[path]
+
+
+@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
+                                         CONTRACT_ROUTES])
+def test_documented_headers(method, path):
+    responses = op(method, path)["responses"]
+
+    def header(status, name):
+        h = response(method, path, status).get("headers", {}).get(name)
+        assert h is not None, f"{method} {path} {status}: no {name}"
+        return oc._deref(DOC, h, [])[0]
+
+    allow = header(405, "Allow")
+    assert allow["required"] is True and allow["schema"]["const"] == method
+    if "401" in responses:
+        h = header(401, "WWW-Authenticate")
+        assert h["required"] is True
+        assert h["schema"]["const"] == 'ApiKey header="X-API-KEY"'
+    if "503" in responses:
+        h = header(503, "Retry-After")
+        assert h["required"] is True
+    if path == "/email/v1/attachments":
+        for name in ("Deprecation", "Link"):
+            assert header(201, name)["required"] is True
+        assert header(201, "Deprecation")["schema"]["const"] == "true"
+    # Every error is problem+json (a 411 may also be lighttpd's own page:
+    # it refuses a POST without Content-Length before the program runs).
+    for status in responses:
+        if status[0] in "45":
+            content = response(method, path, status)["content"]
+            want = ["application/problem+json"]
+            if status == "411":
+                want.append("text/html")
+            assert list(content) == want, (method, path, status)
+
+
+def test_ping_is_text_plain_pong():
+    content = response("GET", "/ping", 200)["content"]
+    assert list(content) == ["text/plain"]
+    assert content["text/plain"]["schema"]["const"] == "pong"
+
+
+def _examples():
+    """(label, value, keys of its schema) for every example of the
+    document's request bodies and responses."""
+    out = []
+    for m, p in oc.operations():
+        o = op(m, p)
+        rb = o.get("requestBody")
+        if rb:
+            for ct, mt in rb["content"].items():
+                for name, ex in mt.get("examples", {}).items():
+                    out.append((f"{m} {p} request {name}", ex["value"],
+                                ["paths", p, m.lower(), "requestBody",
+                                 "content", ct, "schema"]))
+        for st, r in o["responses"].items():
+            r, where = oc._deref(DOC, r, ["paths", p, m.lower(),
+                                          "responses", st])
+            for ct, mt in (r.get("content") or {}).items():
+                for name, ex in mt.get("examples", {}).items():
+                    out.append((f"{m} {p} {st} {name}", ex["value"],
+                                where + ["content", ct, "schema"]))
+    return out
+
+
+def test_every_operation_has_examples():
+    labels = [label for label, _, _ in _examples()]
+    for m, p in oc.operations():
+        o = op(m, p)
+        if "requestBody" in o:
+            assert any(x.startswith(f"{m} {p} request ") for x in labels), \
+                f"{m} {p}: no request example"
+        for st in o["responses"]:
+            assert any(x.startswith(f"{m} {p} {st} ") for x in labels), \
+                f"{m} {p}: no example for {st}"
+
+
+@pytest.mark.parametrize("label,value,where", _examples(),
+                         ids=[x[0] for x in _examples()])
+def test_examples_match_their_schemas(label, value, where):
+    assert oc.validate_value(value, where) == [], label
+
+
+def test_spec_schema_names_are_components():
+    missing = [n for n in SPEC_SCHEMAS
+               if n not in DOC["components"]["schemas"]]
+    assert missing == []
+
+
+def test_number_patterns():
+    schemas = DOC["components"]["schemas"]
+    assert schemas["PhoneNumberE164"]["pattern"] == r"^\+[1-9][0-9]{7,14}$"
+    assert schemas["Msisdn"]["pattern"] == r"^[1-9][0-9]{7,14}$"
+    assert schemas["ApiSmsRequest"]["properties"]["recipient"]["$ref"] == \
+        "#/components/schemas/PhoneNumberE164"
+    assert schemas["OTTMessagePayload"]["properties"]["recipient"][
+        "$ref"] == "#/components/schemas/Msisdn"
+    for ok in ("+12345678", "+4915112345678", "+123456789012345"):
+        assert schema_errors(ok, "PhoneNumberE164") == [], ok
+    for bad in ("+1234567", "+1234567890123456", "+0123456789",
+                "4915112345678", "+49 151 1234567", ""):
+        assert schema_errors(bad, "PhoneNumberE164"), bad
+    for ok in ("12345678", "4915112345678", "123456789012345"):
+        assert schema_errors(ok, "Msisdn") == [], ok
+    for bad in ("1234567", "1234567890123456", "04915112345678",
+                "+4915112345678"):
+        assert schema_errors(bad, "Msisdn"), bad
+
+
+def test_limits_in_schemas():
+    s = DOC["components"]["schemas"]
+    body = s["ApiSmsRequest"]["properties"]["messageBody"]
+    assert (body["minLength"], body["maxLength"]) == (1, 1600)
+    for name, member in (("OTTMessageRequest", "payload"),
+                         ("SmsBatchRequest", "messages"),
+                         ("EmailDeliverRequest", "payload"),
+                         ("EmailRequest", "recipients"),
+                         ("VoiceCampaignRequest", "recipients")):
+        a = s[name]["properties"][member]
+        assert (a["minItems"], a["maxItems"]) == (1, 1000), name
+    for name in ("ApiSmsRequest", "OTTMessageRequest", "OTTMessagePayload",
+                 "SmsBatchRequest", "VoiceApiRequest", "VoiceCampaignRequest",
+                 "EmailDeliverRequest", "EmailRequest", "EmailDeliverPayload",
+                 "EmailRecipient", "EmailDeliverAttachment",
+                 "AttachmentUploadRequest"):
+        # The programs reject unknown members.
+        assert s[name]["additionalProperties"] is False, name
+
+
+EMAIL_OK = {"templateId": "welcome",
+            "payload": [{"recipient": "ann@example.com"}]}
+
+
+@pytest.mark.parametrize("body,why", [
+    ({"templateId": "w", "html": "<p>x</p>", "subject": "s",
+      "payload": [{"recipient": "a@example.com"}]}, "templateId and html"),
+    ({"payload": [{"recipient": "a@example.com"}]}, "neither"),
+    ({"templateId": None, "html": None,
+      "payload": [{"recipient": "a@example.com"}]}, "both null"),
+    ({"html": "<p>x</p>", "payload": [{"recipient": "a@example.com"}]},
+     "html without subject"),
+    ({"templateId": "w", "payload": [
+        {"recipient": "a@example.com",
+         "attachments": [{"attachmentName": "a.txt", "content": "eA=="}]}],
+      "attachments": [{"attachmentName": "b.txt", "content": "eA=="}]},
+     "attachments at both levels"),
+    ({"templateId": "w", "payload": [{"recipient": "a@example.com"}],
+      "attachments": [{"attachmentName": "a.txt", "content": "eA==",
+                       "attachmentId": "01M840Q7H2P5C7SYTHCZ984TVK"}]},
+     "content and attachmentId"),
+    ({"templateId": "w", "payload": [{"recipient": "a@example.com"}],
+      "attachments": [{"content": "eA=="}]}, "content without a name"),
+    ({"templateId": "w", "payload": [{"recipient": "a@example.com"}],
+      "attachments": [{"attachmentName": "../x", "content": "eA=="}]},
+     "a path as attachmentName"),
+    ({"templateId": "w", "payload": []}, "empty payload"),
+    ({"templateId": "w", "payload": [{"recipient": "a@example.com"}],
+      "subject": "a\r\nBcc: x@example.com"}, "CR/LF in subject"),
+    ({"templateId": "w", "payload": [{"recipient": "a@example.com"}],
+      "cc": "x@example.com"}, "an unknown member"),
+])
+def test_email_rules_are_in_the_schema(body, why):
+    assert schema_errors(body, "EmailDeliverRequest"), why
+    v1 = dict(body)
+    if "payload" in v1:
+        v1["recipients"] = [
+            {("to" if k == "recipient" else k): v for k, v in i.items()}
+            for i in v1.pop("payload")]
+    assert schema_errors(v1, "EmailRequest"), why
+
+
+@pytest.mark.parametrize("body", [
+    EMAIL_OK,
+    {"templateId": "welcome", "html": None, "subject": "ignored",
+     "payload": [{"recipient": "ann@example.com", "fields": None}],
+     "attachments": None},
+    {"html": "<p>x</p>", "subject": "s", "from": "A <a@example.com>",
+     "payload": [{"recipient": "a@example.com", "attachments": [
+         {"attachmentId": "01M840Q7H2P5C7SYTHCZ984TVK",
+          "attachmentName": "renamed.pdf"}]}]},
+])
+def test_email_bodies_the_program_takes_match(body):
+    assert schema_errors(body, "EmailDeliverRequest") == []
+
+
+@pytest.mark.parametrize("body,why", [
+    ({"recipient": RECIPIENT, "message": "hi",
+      "audioUrl": "https://example.com/a.mp3"}, "message and audioUrl"),
+    ({"recipient": RECIPIENT}, "neither message nor audioUrl"),
+    ({"recipient": RECIPIENT, "audioUrl": "http://example.com/a.mp3"},
+     "http URL"),
+    ({"recipient": RECIPIENT, "message": "hi", "sendAt": in_future(60)},
+     "sendAt on a single call"),
+    ({"campaignName": "c", "recipients": [RECIPIENT], "recipient": RECIPIENT,
+      "message": "hi"}, "recipient in a campaign"),
+    ({"campaignName": "c", "recipients": [], "message": "hi"},
+     "empty campaign"),
+    ({"campaignName": "a\nb", "recipients": [RECIPIENT], "message": "hi"},
+     "LF in campaignName"),
+])
+def test_voice_rules_are_in_the_schema(body, why):
+    assert schema_errors(body, "VoiceDeliverRequest"), why
+
+
+# ====================================================== the checker
+
+def test_checker_rejects_an_undocumented_status():
+    with pytest.raises(AssertionError, match=r"status not documented"):
+        check_response("GET", "/ping", 404, {"Content-Type": "text/html"},
+                       b"<h1>404</h1>")
+    with pytest.raises(AssertionError, match=r"path not in"):
+        check_response("GET", "/nowhere", 404, {}, b"")
+    with pytest.raises(AssertionError, match=r"not an operation"):
+        check_response("GET", "/sms/v1/deliver", 200,
+                       {"Content-Type": "application/json"}, b"{}")
+
+
+def test_checker_rejects_a_body_off_the_schema():
+    with pytest.raises(AssertionError, match=r"'status'"):
+        check_response("POST", "/sms/v1/deliver", 202,
+                       {"Content-Type": "application/json"},
+                       b'{"smsId":"01M840Q7H2P5C7SYTHCZ984TVK",'
+                       b'"status":"queued"}')
+    with pytest.raises(AssertionError, match=r"not JSON"):
+        check_response("POST", "/sms/v1/deliver", 202,
+                       {"Content-Type": "application/json"}, b"{")
+    with pytest.raises(AssertionError, match=r"Content-Type"):
+        check_response("POST", "/sms/v1/deliver", 400,
+                       {"Content-Type": "application/json"},
+                       b'{"type":"urn:msgspool:problem:invalid-json",'
+                       b'"title":"Bad Request","status":400,"detail":"x"}')
+    with pytest.raises(AssertionError, match=r"'pong'"):
+        check_response("GET", "/ping", 200, {"Content-Type": "text/plain"},
+                       b"ping")
+
+
+def test_checker_maps_a_program_reached_directly_to_its_route():
+    # busybox httpd serves each program at /cgi-bin/PROGRAM.
+    check_response("POST", "/cgi-bin/sms-deliver", 202,
+                   {"Content-Type": "application/json"},
+                   b'{"smsId":"01M840Q7H2P5C7SYTHCZ984TVK","status":"Queued"}')
+    with pytest.raises(AssertionError, match=r"path not in"):
+        check_response("GET", "/cgi-bin/nosuch", 200, {}, b"")
+    ops = {op(m, p)["x-cgi-program"] for m, p in oc.operations()}
+    assert ops == {prog for _, _, prog, _ in CONTRACT_ROUTES}
+
+
+def test_checker_rejects_a_missing_required_header():
+    problem = (b'{"type":"urn:msgspool:problem:unauthorized",'
+               b'"title":"Unauthorized","status":401,"detail":"x"}')
+    hdrs = {"Content-Type": "application/problem+json"}
+    with pytest.raises(AssertionError, match=r"WWW-Authenticate"):
+        check_response("GET", "/templates", 401, hdrs, problem)
+    check_response("GET", "/templates", 401, dict(
+        hdrs, **{"www-authenticate": 'ApiKey header="X-API-KEY"'}), problem)
+    with pytest.raises(AssertionError, match=r"Allow"):
+        check_response("PUT", "/templates", 405, hdrs,
+                       b'{"type":"urn:msgspool:problem:method-not-allowed",'
+                       b'"title":"Method Not Allowed","status":405,'
+                       b'"detail":"x"}')
+
+
+# ================================================== real requests
+
+@pytest.fixture
+def live(srv):
+    """The shared server; its config, keys and spool restored afterwards
+    (some tests here change them)."""
+    yield srv
+    srv.inst.reset()
+
+
+def b64(data):
+    return base64.b64encode(data).decode()
+
+
+def checked(r, status):
+    """check_reply, and the status this test meant to provoke."""
+    body = check_reply(r)
+    assert r.status_code == status, f"{r.status_code}: {r.text[:500]}"
+    return body
+
+
+def test_live_every_request_example_is_accepted(live):
+    """Each request example of the document, sent as it is, gets a 2xx
+    that matches the document."""
+    live.inst.write_conf(OTT_CONF)
+    n = 0
+    for m, p in oc.operations():
+        rb = op(m, p).get("requestBody")
+        for mt in (rb or {}).get("content", {}).values():
+            for name, ex in mt.get("examples", {}).items():
+                r = live.post_json(p, ex["value"])
+                check_reply(r)
+                assert 200 <= r.status_code < 300, (p, name, r.text[:500])
+                n += 1
+    assert n >= 9
+
+
+@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
+                                         CONTRACT_ROUTES])
+def test_live_other_methods_are_405_with_allow(live, method, path):
+    for other in ("PUT", "DELETE", "OPTIONS",
+                  "POST" if method == "GET" else "GET"):
+        r = live.request(other, path)
+        checked(r, 405)
+        assert r.headers["Allow"] == method
+
+
+def test_live_ping(live):
+    assert checked(live.get("/ping", client=None), 200) == "pong"
+    checked(live.get("/ping", api_key="not a key"), 200)
+    checked(live.post_json("/ping", {}, client=None), 405)
+
+
+def test_live_templates(live):
+    got = checked(live.get("/templates"), 200)
+    assert got and got == sorted(got, key=lambda t: t["createdDate"])
+    assert checked(live.get("/templates", client="mailer"), 200) == []
+    checked(live.get("/templates", client=None), 401)
+    checked(live.get("/templates", api_key="wrong"), 401)
+    checked(live.get("/templates", client="gone"), 403)
+
+
+def test_live_ott(live):
+    live.inst.write_conf(OTT_CONF)
+    out = checked(live.post_json("/ott/v1/deliver", {"payload": [
+        {"recipient": "4915112345678", "templateID": "otp",
+         "templateParameters": ["123456"], "channelType": 1},
+        {"recipient": "4915112345678", "templateID": "otp",
+         "templateParameters": ["1"], "channelType": 9},
+        {"recipient": "+4915112345678", "templateID": "otp",
+         "channelType": 1},
+        {"recipient": "4915112345678", "templateID": "nosuch",
+         "templateParameters": [], "channelType": 1},
+        "not an object",
+    ]}), 200)
+    assert [e["status"] for e in out] == ["queued"] + ["error"] * 4
+    assert out[4]["recipient"] is None
+    checked(live.post_json("/ott/v1/deliver", {"payload": []}), 400)
+    checked(live.post_json("/ott/v1/deliver", {"payload": [
+        {"recipient": "4915112345678", "templateID": "otp",
+         "channelType": 1}]}, client="mailer"), 403)
+    checked(live.post_json("/ott/v1/deliver", {"payload": []},
+                          content_type="text/plain"), 415)
+
+
+def test_live_sms(live):
+    body = {"recipient": RECIPIENT, "messageBody": "hi"}
+    checked(live.post_json("/sms/v1/deliver", body), 202)
+    out = checked(live.post_json("/sms/v1/deliver",
+                                dict(body, sendAt=in_future(3600))), 200)
+    assert out["status"] == "Scheduled"
+    checked(live.post_json("/sms/v1/deliver", dict(body, sendAt=None)), 202)
+    checked(live.post_json("/sms/v1/deliver",
+                          dict(body, recipient="+0123456789")), 400)
+    checked(live.post_json("/sms/v1/deliver", dict(body, extra=1)), 400)
+    checked(live.post_raw("/sms/v1/deliver", b"{not json"), 400)
+    checked(live.post_json("/sms/v1/deliver", body, api_key="wrong"), 401)
+    checked(live.post_json("/sms/v1/deliver", body, client="mailer"), 403)
+    checked(live.post_raw("/sms/v1/deliver", b" " * (1024 * 1024 + 1)), 413)
+    checked(live.post_json("/sms/v1/deliver", body,
+                          content_type="text/plain"), 415)
+
+
+def test_live_sms_without_content_length_is_411(live):
+    key = live.inst.keys["acme"]
+    status, hdrs, body = live.raw(
+        ("POST /sms/v1/deliver HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+         f"X-API-KEY: {key}\r\nContent-Type: application/json\r\n"
+         "Connection: close\r\n\r\n").encode())
+    check_response("POST", "/sms/v1/deliver", status, hdrs, body)
+    assert status == 411
+
+
+def test_live_sms_batch(live):
+    out = checked(live.post_json("/sms/v1/deliver/batch", {"messages": [
+        {"recipient": RECIPIENT, "messageBody": "now"},
+        {"recipient": RECIPIENT, "messageBody": "later",
+         "sendAt": in_future(3600)},
+        {"recipient": "12345", "messageBody": "bad"},
+        {"recipient": 5, "messageBody": ""},
+    ]}), 200)
+    assert [e["status"] for e in out] == ["Queued", "Scheduled", "error",
+                                          "error"]
+    checked(live.post_json("/sms/v1/deliver/batch", {"messages": []}), 400)
+    checked(live.post_json("/sms/v1/deliver/batch", [1]), 400)
+
+
+def test_live_voice(live):
+    out = checked(live.post_json("/voice/v1/deliver", {
+        "recipient": RECIPIENT, "message": "hello", "callerId": "+15005550006",
+        "language": "en-US"}), 202)
+    assert set(out) == {"callId", "status"}
+    out = checked(live.post_json("/voice/v1/deliver", {
+        "campaignName": "spring", "recipients": [RECIPIENT, RECIPIENT, "x", 7],
+        "audioUrl": "https://cdn.example.com/a.mp3",
+        "sendAt": in_future(3600)}), 202)
+    assert (out["accepted"], out["rejected"]) == (1, 3)
+    assert "sendAt" in out
+    checked(live.post_json("/voice/v1/deliver", {
+        "recipient": RECIPIENT, "message": "hi",
+        "audioUrl": "https://cdn.example.com/a.mp3"}), 400)
+    checked(live.post_json("/voice/v1/deliver", {
+        "recipient": RECIPIENT, "message": "hi"}, client="smsonly"), 403)
+
+
+@pytest.mark.parametrize("path", ["/deliver", "/email/v1/deliver"])
+def test_live_email_both_shapes_on_both_routes(live, path):
+    out = checked(live.post_json(path, {
+        "templateId": "welcome", "subject": "ignored",
+        "payload": [{"recipient": "ann@example.com",
+                     "fields": {"first_name": "Ann"}},
+                    {"recipient": "bob@example.org"},
+                    {"recipient": "not an address"}],
+        "attachments": [{"attachmentName": "a.txt",
+                         "content": b64(b"hello\n")}]}), 200)
+    assert out["overallStatus"] == "partial" and out["errors"]
+    assert set(out) == {"overallStatus", "errors", "recipients"}
+    out = checked(live.post_json(path, {
+        "html": "<p>Hi {{name}}</p>", "subject": "Hi {{name}}",
+        "from": "Shop <shop@acme.example>",
+        "recipients": [{"to": "ann@example.com", "fields": {"name": "Ann"}},
+                       {"to": "bob@example.org"}]}), 200)
+    assert out["overallStatus"] == "partial" and out["errors"] is None
+    assert out["templateId"] is None and "to" in out["recipients"][0]
+
+
+def test_live_email_errors(live):
+    checked(live.post_json("/deliver", {
+        "templateId": "welcome", "html": "<p>x</p>",
+        "payload": [{"recipient": "ann@example.com"}]}), 400)
+    r = live.post_json("/deliver", {
+        "templateId": "nosuch", "payload": [{"recipient": "ann@example.com"}]})
+    assert checked(r, 400)["type"] == "urn:msgspool:problem:unknown-template"
+    checked(live.post_json("/email/v1/deliver", {
+        "templateId": "welcome", "recipients": []}), 400)
+    checked(live.post_json("/deliver", {
+        "templateId": "welcome", "payload": [{"recipient": "a@example.com"}],
+        "attachments": [{"attachmentName": "a.txt", "content": "!!"}]}), 400)
+    checked(live.post_json("/deliver", {
+        "templateId": "welcome", "payload": [{"recipient": "a@example.com"}]},
+        client="smsonly"), 403)
+    checked(live.post_json("/email/v1/deliver", {}, client=None), 401)
+    # An attachment over max-attachment is a 413 of the program itself.
+    live.inst.write_conf("max-attachment = 1K\n")
+    r = live.post_json("/deliver", {
+        "templateId": "welcome", "payload": [{"recipient": "a@example.com"}],
+        "attachments": [{"attachmentName": "a.bin",
+                         "content": b64(b"x" * 2048)}]})
+    assert checked(r, 413)["type"] == "urn:msgspool:problem:invalid-field"
+
+
+def test_live_attachments_upload(live):
+    r = live.post_json("/email/v1/attachments", {
+        "attachmentName": "hello.txt", "content": b64(b"Hello, world\n")})
+    out = checked(r, 201)
+    assert r.headers["Deprecation"] == "true"
+    # The upload stands in for content in an email of the same client.
+    checked(live.post_json("/deliver", {
+        "templateId": "welcome", "payload": [{"recipient": "a@example.com",
+                                              "fields": {"first_name": "A"}}],
+        "attachments": [{"attachmentId": out["attachmentId"]}]}), 200)
+    r = live.post_json("/email/v1/attachments", {
+        "attachmentName": "x.txt", "content": "not base64!"})
+    checked(r, 400)
+    assert r.headers.get("Deprecation") == "true"
+    checked(live.post_json("/email/v1/attachments", {
+        "attachmentName": "a/b", "content": ""}), 400)
+    checked(live.post_json("/email/v1/attachments", {
+        "attachmentName": "x.txt", "content": ""}, client="smsonly"), 403)
+    live.inst.write_conf("max-attachment = 1K\n")
+    r = live.post_json("/email/v1/attachments", {
+        "attachmentName": "big.bin", "content": b64(b"x" * 2048)})
+    checked(r, 413)
+    assert r.headers.get("Deprecation") == "true"
+
+
+def test_live_503_and_500(live):
+    """A spool directory missing is 503 with Retry-After; an unreadable
+    keys file is 500 (the live fixture restores both for the next test)."""
+    (live.inst.spool / "new").rmdir()
+    r = live.post_json("/sms/v1/deliver",
+                      {"recipient": RECIPIENT, "messageBody": "hi"})
+    checked(r, 503)
+    assert r.headers["Retry-After"].isdigit()
+    (live.inst.spool / "new").mkdir(mode=0o700)
+    live.inst.keys_file.unlink()
+    checked(live.get("/templates"), 500)
+    checked(live.post_json("/voice/v1/deliver",
+                          {"recipient": RECIPIENT, "message": "x"}), 500)
+    checked(live.post_json("/email/v1/attachments",
+                          {"attachmentName": "a", "content": ""}), 500)
+    checked(live.get("/ping", client=None), 200)
