@@ -63,6 +63,30 @@ set(char **dst, const char *v, size_t len)
 	return 0;
 }
 
+/* The highest N of the {{N}} markers of a body, 0 when it has none. */
+static long
+highest_marker(const char *s, size_t len)
+{
+	const char	*p = s, *end = s + len, *open;
+	char		*stop;
+	long		 n, high = 0;
+
+	while ((open = memmem(p, (size_t)(end - p), "{{", 2)) != NULL) {
+		p = open + 2;
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end || *p < '1' || *p > '9')
+			continue;
+		n = strtol(p, &stop, 10);
+		while (stop < end && *stop == ' ')
+			stop++;
+		if (stop + 1 < end && stop[0] == '}' && stop[1] == '}' &&
+		    n > high && n <= 100)
+			high = n;
+	}
+	return high;
+}
+
 struct tmpl *
 tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
     char *err, size_t errlen)
@@ -238,8 +262,12 @@ tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
 	if ((t = tmpl_parse(id, text, len, (long long)st.st_mtime, err,
 	    errlen)) == NULL)
 		*status = MSG_TEMPFAIL;
-	else
+	else {
 		*status = MSG_OK;
+		/* An OTT template without Parameters: its markers say. */
+		if (kind == TMPL_OTT && t->parameters < 0)
+			t->parameters = highest_marker(t->body, t->body_len);
+	}
 	free(text);
 	free(path);
 	return t;

@@ -28,7 +28,8 @@ struct tmpl {
 	char	*from;			/* email */
 	char	*tags;			/* email */
 	char	*created;		/* email, ISO 8601 UTC */
-	long	 parameters;		/* ott: -1 when not declared */
+	long	 parameters;		/* ott: declared (tmpl_load: else the
+					   highest {{N}} of the body); -1 */
 	char	*language;		/* ott */
 	char	*provider_template;	/* ott */
 	char	*body;
