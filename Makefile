@@ -67,7 +67,8 @@ UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 		   libcurl4-openssl-dev libmagic-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
-		   python3-requests python3-aiosmtpd
+		   python3-requests python3-aiosmtpd python3-yaml \
+		   python3-jsonschema mandoc nginx fcgiwrap apache2-bin busybox
 DEB_BENCH	 = wrk kannel postfix
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \
@@ -84,6 +85,8 @@ deps:
 
 deps-test:
 	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST)
+	@tests/openapi/lint.sh --install || \
+	    echo "deps: the OpenAPI lint of make check will be skipped" >&2
 
 $(O)lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -123,7 +126,8 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(LIBA) lib/*.h
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
 
-# make check: every unit test, then the black-box suite under lighttpd.
+# make check: every unit test, the man page and OpenAPI lints, then the
+# black-box suite under each web server (MSGSPOOL_SERVERS= to choose).
 check: deps-test
 	@$(MAKE) --no-print-directory check-build
 	@O='$(O)' PYTHON='$(PYTHON)' tests/run-all.sh $(UNIT_TESTS)

@@ -454,7 +454,8 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 		}
 		free(subject);
 		free(html);
-		snprintf(err, errlen, "fields: no value for merge field%s %s",
+		/* The list is bounded so the message always fits err. */
+		snprintf(err, errlen, "fields: no value for merge field%s %.400s",
 		    strchr(missing, ',') ? "s" : "", missing);
 		return err;
 	}

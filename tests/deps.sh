@@ -20,6 +20,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# The servers installed for the tests (nginx, fcgiwrap, postfix) are run
+# by the tests on their own ports; keep their packages from starting the
+# system's copies (on port 80, 25) while they install (policy-rc.d(8)).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# msgspool deps.sh: no service starts during this install\nexit 101\n' >"$policy" &&
+	    chmod 0755 "$policy" &&
+	    trap 'rm -f "$policy"' EXIT &&
+	    trap 'rm -f "$policy"; exit 1' INT TERM
+fi
 if ! apt-get install -y -q --no-install-recommends $missing; then
 	apt-get update -q && apt-get install -y -q --no-install-recommends $missing || exit 1
 fi

@@ -1,10 +1,13 @@
 #!/bin/sh
 # run-all.sh UNIT_TEST...: run the unit tests, then the black-box suite
-# (pytest, Debian's python3) over the programs built under $O, and end
-# with one line counting every test: "N passed, N failed".
+# (pytest, Debian's python3) over the programs built under $O once per web
+# server, and end with one line counting every test: "N passed, N failed".
+# MSGSPOOL_SERVERS chooses the servers (default: all four); the output of
+# each black-box run is prefixed with its server's name.
 set -u
 O=${O:-}
 PYTHON=${PYTHON:-/usr/bin/python3}
+SERVERS=${MSGSPOOL_SERVERS:-lighttpd nginx apache busybox}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -29,26 +32,60 @@ for t in "$@"; do
 	fi
 done
 
-MSGSPOOL_CGI_DIR="$top/${O}cgi-bin" MSGSPOOL_BIN_DIR="$top/${O}spooler" \
-    "$PYTHON" -m pytest -q -p no:cacheprovider --junitxml="$tmp/junit.xml" \
-    "$top/tests/blackbox"
+# The documents: the man pages (mandoc's linter) and the OpenAPI
+# description (Redocly, installed by npm).  Each counts as one test; the
+# OpenAPI lint is skipped, and says so, only where it cannot run at all
+# (no Node.js >= 20.19 and npm, or no npm registry).
+if "$top/tests/lint-man.sh" >"$tmp/lint-man.out" 2>&1; then
+	echo "ok   lint-man ($(grep -c '^ok ' "$tmp/lint-man.out") pages)"
+	passed=$((passed + 1))
+else
+	echo "FAIL lint-man"
+	cat "$tmp/lint-man.out"
+	failed=$((failed + 1))
+fi
+"$top/tests/openapi/lint.sh" >"$tmp/openapi.out" 2>&1
 rc=$?
-if [ -f "$tmp/junit.xml" ]; then
-	set -- $("$PYTHON" - "$tmp/junit.xml" <<'PY'
+case $rc in
+0)	echo "ok   $(tail -n 1 "$tmp/openapi.out")"
+	passed=$((passed + 1)) ;;
+2)	cat "$tmp/openapi.out"
+	echo "SKIP openapi lint: it cannot run here (see above)" ;;
+*)	echo "FAIL openapi lint"
+	cat "$tmp/openapi.out"
+	failed=$((failed + 1)) ;;
+esac
+
+for server in $SERVERS; do
+	echo "== black-box suite under $server"
+	rm -f "$tmp/junit.xml" "$tmp/rc"
+	{
+		MSGSPOOL_SERVER=$server MSGSPOOL_CGI_DIR="$top/${O}cgi-bin" \
+		    MSGSPOOL_BIN_DIR="$top/${O}spooler" \
+		    "$PYTHON" -m pytest -q -p no:cacheprovider \
+		    --junitxml="$tmp/junit.xml" "$top/tests/blackbox" 2>&1
+		echo $? >"$tmp/rc"
+	} | sed -u "s/^/[$server] /"
+	rc=$(cat "$tmp/rc" 2>/dev/null || echo 1)
+	p=0 f=0 sk=0
+	if [ -f "$tmp/junit.xml" ]; then
+		set -- $("$PYTHON" - "$tmp/junit.xml" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
 t = sum(int(s.get("tests", 0)) for s in suites)
 f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 sk = sum(int(s.get("skipped", 0)) for s in suites)
-print(t - f - sk, f)
+print(t - f - sk, f, sk)
 PY
 )
-	passed=$((passed + $1))
-	failed=$((failed + $2))
-elif [ "$rc" -ne 0 ]; then
-	failed=$((failed + 1))
-fi
-[ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && [ "$failed" -eq 0 ] && failed=1
+		p=$1 f=$2 sk=$3
+	fi
+	# pytest failed without saying which test (or wrote no report).
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && [ "$f" -eq 0 ] && f=1
+	echo "== $server: $p passed, $f failed, $sk skipped"
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

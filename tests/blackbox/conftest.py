@@ -1,24 +1,34 @@
 """
 Black-box harness for msgspool: a throw-away instance (config, keys file,
-templates, spool) in a temporary directory, a real lighttpd on 127.0.0.1
+templates, spool) in a temporary directory, a real web server on 127.0.0.1
 running the CGI programs against it, and helpers to drive the daemon and
 the CLI and to look at the spool.
 
 Run from the repository root:
 
     /usr/bin/python3 -m pytest -q tests/blackbox
+    MSGSPOOL_SERVER=nginx /usr/bin/python3 -m pytest -q tests/blackbox
 
 Environment:
+    MSGSPOOL_SERVER    the web server: lighttpd (default), nginx (with
+                       fcgiwrap), apache or busybox; each runs with its own
+                       config in a temporary directory, made from the
+                       shipped one in conf/
     MSGSPOOL_CGI_DIR   directory of the CGI programs (default cgi-bin/,
                        or $O/cgi-bin/ when O is set, e.g. O=build/asan/)
     MSGSPOOL_BIN_DIR   directory holding msgspoold and msgspool
                        (default spooler/, or $O/spooler/)
+
+busybox httpd cannot map the routes to programs (see
+conf/busybox-httpd.conf): there each program is served at /cgi-bin/PROGRAM,
+and Server.url() and Server.raw() send a request for a route there.
 """
 
 import datetime
 import hashlib
 import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -36,8 +46,40 @@ ROOT = Path(__file__).resolve().parents[2]
 _O = os.environ.get("O", "")
 CGI_DIR = Path(os.environ.get("MSGSPOOL_CGI_DIR") or (ROOT / _O / "cgi-bin"))
 BIN_DIR = Path(os.environ.get("MSGSPOOL_BIN_DIR") or (ROOT / _O / "spooler"))
-LIGHTTPD_CONF = ROOT / "conf" / "lighttpd.conf"
-LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
+CONF_DIR = ROOT / "conf"
+LIGHTTPD_CONF = CONF_DIR / "lighttpd.conf"
+
+
+def _which(name, fallback):
+    return (shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+            or fallback)
+
+
+LIGHTTPD = _which("lighttpd", "/usr/sbin/lighttpd")
+NGINX = _which("nginx", "/usr/sbin/nginx")
+FCGIWRAP = _which("fcgiwrap", "/usr/sbin/fcgiwrap")
+APACHE = _which("apache2", "/usr/sbin/apache2")
+BUSYBOX = _which("busybox", "/bin/busybox")
+UNSHARE = _which("unshare", "/usr/bin/unshare")
+
+# The web server of this run (MSGSPOOL_SERVER) and the binary it needs.
+SERVERS = {"lighttpd": LIGHTTPD, "nginx": NGINX, "apache": APACHE,
+           "busybox": BUSYBOX}
+SERVER = (os.environ.get("MSGSPOOL_SERVER") or "lighttpd").strip().lower()
+
+# CONTRACT section 2: route -> CGI program.
+ROUTES = {
+    "/ping": "ping",
+    "/templates": "templates",
+    "/ott/v1/deliver": "ott-deliver",
+    "/sms/v1/deliver": "sms-deliver",
+    "/sms/v1/deliver/batch": "sms-batch",
+    "/voice/v1/deliver": "voice-deliver",
+    "/deliver": "email-deliver",
+    "/email/v1/deliver": "email-deliver",
+    "/email/v1/attachments": "attachments",
+}
+PROGRAMS = sorted(set(ROUTES.values()))
 
 STATES = ("tmp", "new", "deferred", "cur", "sent", "failed")
 # A ULID: 26 characters of Crockford base32 (no I, L, O, U).
@@ -49,7 +91,7 @@ SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                    "runtime error:", "SUMMARY: UndefinedBehaviorSanitizer")
 
 HTTP_TIMEOUT = 15       # seconds for one request
-START_TIMEOUT = 10      # seconds for lighttpd to answer
+START_TIMEOUT = 10      # seconds for the web server to answer
 PROC_TIMEOUT = 60       # seconds for one run of the daemon or the CLI
 
 RECIPIENT = "+4915112345678"
@@ -291,73 +333,225 @@ def _free_port():
         return s.getsockname()[1]
 
 
-class Server:
-    """lighttpd serving the CGI programs for one Instance."""
+def _user_name():
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return "nobody"
 
-    def __init__(self, inst, rundir):
+
+_USERNS_OK = None
+
+
+def _userns_ok():
+    """Whether unshare can make a user namespace here (apache as root)."""
+    global _USERNS_OK
+    if _USERNS_OK is None:
+        try:
+            _USERNS_OK = subprocess.run(
+                [UNSHARE, "--user", "--map-user=65534", "--map-group=65534",
+                 "true"], capture_output=True, timeout=10).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            _USERNS_OK = False
+    return _USERNS_OK
+
+
+class Server:
+    """A web server serving the CGI programs for one Instance on a free
+    127.0.0.1 port: kind is lighttpd, nginx (with fcgiwrap), apache or
+    busybox (default: MSGSPOOL_SERVER).  Its config is made in rundir
+    from the one shipped in conf/, the way an operator would."""
+
+    # Per kind: the files of rundir worth showing when a test fails, and
+    # the one the programs' stderr goes to.
+    LOGS = {
+        "lighttpd": ("lighttpd.out", "lighttpd-error.log", "cgi-stderr.log"),
+        "nginx": ("nginx.out", "nginx-error.log", "cgi-stderr.log"),
+        "apache": ("apache2.out", "apache2-error.log"),
+        "busybox": ("cgi-stderr.log",),
+    }
+    CGI_STDERR = {"lighttpd": "cgi-stderr.log", "nginx": "cgi-stderr.log",
+                  "apache": "apache2-error.log",
+                  "busybox": "cgi-stderr.log"}
+
+    def __init__(self, inst, rundir, kind=None):
+        self.kind = kind or SERVER
+        if self.kind not in SERVERS:
+            raise ValueError(f"unknown web server {self.kind!r}; "
+                             f"one of {', '.join(SERVERS)}")
         self.inst = inst
         self.rundir = Path(rundir)
         (self.rundir / "empty").mkdir(parents=True, exist_ok=True)
+        self.procs = []
         self.proc = None
         self.port = None
         self.session = requests.Session()
         self.session.trust_env = False          # no proxies, no netrc
         self._start()
 
+    # -- starting and stopping
+    def _env(self, port, config=True):
+        env = dict(os.environ, MSGSPOOL_CGI_DIR=str(CGI_DIR),
+                   MSGSPOOL_PORT=str(port), MSGSPOOL_RUNDIR=str(self.rundir))
+        env.pop("MSGSPOOL_CONFIG", None)
+        if config:
+            env["MSGSPOOL_CONFIG"] = str(self.inst.conf)
+        return env
+
+    def _spawn(self, argv, env, log):
+        out = open(self.rundir / log, "ab")
+        try:
+            proc = subprocess.Popen(
+                [str(a) for a in argv], env=env, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=out, start_new_session=True)
+        finally:
+            out.close()
+        self.procs.append(proc)
+        return proc
+
+    def _render(self, name, port):
+        """conf/NAME with its @PLACEHOLDERS@ filled in, written to rundir."""
+        text = (CONF_DIR / name).read_text()
+        for k, v in (("CGI_DIR", CGI_DIR), ("CONFIG", self.inst.conf),
+                     ("PORT", port), ("RUNDIR", self.rundir),
+                     ("USER", _user_name())):
+            text = text.replace(f"@{k}@", str(v))
+        left = re.findall(r"@[A-Z_]+@", text)
+        assert not left, f"conf/{name}: unknown placeholders {left}"
+        path = self.rundir / name
+        path.write_text(text)
+        return path
+
+    def _launch_lighttpd(self, port):
+        self._spawn([LIGHTTPD, "-D", "-f", LIGHTTPD_CONF], self._env(port),
+                    "lighttpd.out")
+
+    def _launch_nginx(self, port):
+        conf = self._render("nginx.conf", port)
+        sock = self.rundir / "fcgiwrap.sock"
+        if sock.exists() or sock.is_symlink():
+            sock.unlink()
+        # fcgiwrap's own environment has no MSGSPOOL_CONFIG: the
+        # programs must get it from nginx's fastcgi_param.
+        argv = [FCGIWRAP, "-c", "8", "-s", f"unix:{sock}"]
+        for p in PROGRAMS:
+            argv += ["-p", CGI_DIR / p]
+        wrap = self._spawn(argv, self._env(port, config=False),
+                           "cgi-stderr.log")
+        deadline = time.monotonic() + START_TIMEOUT
+        while not sock.exists() and wrap.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._spawn([NGINX, "-p", f"{self.rundir}/", "-c", conf,
+                     "-e", self.rundir / "nginx-error.log"],
+                    self._env(port, config=False), "nginx.out")
+
+    def _launch_apache(self, port):
+        argv = [APACHE, "-DFOREGROUND", "-f", CONF_DIR / "apache2.conf"]
+        if os.geteuid() == 0:
+            # Apache never runs CGI programs as root: it would switch to
+            # User www-data, which cannot read this root-owned instance.
+            # In a user namespace where an unprivileged uid is our own
+            # uid it runs, and its programs run, as the files' owner.
+            if not _userns_ok():
+                pytest.skip("apache: started as root, Apache runs CGI "
+                            "programs only as its User, and no user "
+                            "namespace can be made here (unshare --user "
+                            "failed); run the suite as a non-root user")
+            argv = [UNSHARE, "--user", "--map-user=65534",
+                    "--map-group=65534"] + argv
+        self._spawn(argv, self._env(port), "apache2.out")
+
+    def _launch_busybox(self, port):
+        www = self.rundir / "www"
+        (www / "cgi-bin").mkdir(parents=True, exist_ok=True)
+        for p in PROGRAMS:
+            link = www / "cgi-bin" / p
+            if not link.is_symlink():
+                link.symlink_to(CGI_DIR / p)
+        conf = self._render("busybox-httpd.conf", port)
+        self._spawn([BUSYBOX, "httpd", "-f", "-p", f"127.0.0.1:{port}",
+                     "-h", www, "-c", conf], self._env(port),
+                    "cgi-stderr.log")
+
     def _start(self):
+        binary = SERVERS[self.kind]
+        if not os.access(binary, os.X_OK):
+            pytest.fail(f"{self.kind}: {binary} is not installed "
+                        "(make deps-test)")
         last = ""
         for _ in range(3):                       # a port may be taken
             port = _free_port()
-            env = dict(os.environ, MSGSPOOL_CGI_DIR=str(CGI_DIR),
-                       MSGSPOOL_CONFIG=str(self.inst.conf),
-                       MSGSPOOL_PORT=str(port),
-                       MSGSPOOL_RUNDIR=str(self.rundir))
-            out = open(self.rundir / "lighttpd.out", "ab")
-            proc = subprocess.Popen(
-                [LIGHTTPD, "-D", "-f", str(LIGHTTPD_CONF)], env=env,
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True)
-            out.close()
+            getattr(self, "_launch_" + self.kind)(port)
+            self.proc = self.procs[-1]
             deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline and proc.poll() is None:
+            while time.monotonic() < deadline and \
+                    all(p.poll() is None for p in self.procs):
                 try:
                     socket.create_connection(("127.0.0.1", port),
                                              timeout=0.5).close()
-                    self.proc, self.port = proc, port
+                    self.port = port
                     return
                 except OSError:
                     time.sleep(0.05)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(5)
+            self._stop_procs()
             last = self.logs()
-        raise RuntimeError("lighttpd did not start\n" + last)
+        raise RuntimeError(f"{self.kind} did not start\n" + last)
+
+    @staticmethod
+    def _signal_group(proc, sig):
+        # Each server runs in its own session (start_new_session): its
+        # process group holds the workers it forked too (fcgiwrap -c N,
+        # Apache's children), which outlive a signal to the parent alone.
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _stop_procs(self):
+        # The front server first, then what it talks to (fcgiwrap).
+        for proc in reversed(self.procs):
+            self._signal_group(proc, signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            # Whatever of the group is left (a worker that ignored TERM).
+            self._signal_group(proc, signal.SIGKILL)
+            if proc.poll() is None:
+                proc.wait(5)
+        self.procs = []
+        self.proc = None
 
     def stop(self):
         self.session.close()
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc = None
+        self._stop_procs()
 
     def _read(self, name):
         p = self.rundir / name
         return p.read_text("utf-8", "replace") if p.exists() else ""
 
     def cgi_stderr(self):
-        return self._read("cgi-stderr.log")
+        """What the programs wrote to stderr (with whatever else the
+        server writes to the same file)."""
+        return self._read(self.CGI_STDERR[self.kind])
 
     def logs(self):
-        return "".join(
+        return f"=== {self.kind} ===\n" + "".join(
             f"--- {n} ---\n{self._read(n)[-6000:]}\n"
-            for n in ("lighttpd.out", "lighttpd-error.log", "cgi-stderr.log"))
+            for n in self.LOGS[self.kind])
+
+    def route(self, path):
+        """Where this server serves path (which may carry a query): the
+        path itself, but /cgi-bin/PROGRAM under busybox."""
+        if self.kind != "busybox":
+            return path
+        p, sep, query = path.partition("?")
+        prog = ROUTES.get(p)
+        return f"/cgi-bin/{prog}{sep}{query}" if prog else path
 
     def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://127.0.0.1:{self.port}{self.route(path)}"
 
     # -- requests
     def request(self, method, path, client="acme", api_key=None,
@@ -369,8 +563,15 @@ class Server:
             h["X-API-KEY"] = api_key
         elif client is not None:
             h["X-API-KEY"] = self.inst.keys[client]
-        return self.session.request(method, self.url(path), headers=h,
-                                    timeout=timeout, **kw)
+        r = self.session.request(method, self.url(path), headers=h,
+                                 timeout=timeout, **kw)
+        if self.kind == "busybox":
+            # busybox httpd closes the connection after each response, but
+            # a CGI's response goes out as HTTP/1.1 without "Connection:
+            # close": a client that reuses it fails at random
+            # (RemoteDisconnected).  Never reuse one.
+            self.session.close()
+        return r
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
@@ -398,7 +599,14 @@ class Server:
 
     def raw(self, data, timeout=HTTP_TIMEOUT):
         """Send raw bytes on a new connection; returns (status, headers
-        dict with lower-case names, body bytes)."""
+        dict with lower-case names, body bytes).  The request line's
+        target goes where this server serves it (route())."""
+        line, crlf, rest = data.partition(b"\r\n")
+        parts = line.split(b" ")
+        if len(parts) == 3:
+            parts[1] = self.route(parts[1].decode("latin-1")).encode(
+                "latin-1")
+            data = b" ".join(parts) + crlf + rest
         with socket.create_connection(("127.0.0.1", self.port),
                                       timeout=timeout) as s:
             s.sendall(data)
@@ -512,12 +720,19 @@ def assert_id(msgid):
 
 # ----------------------------------------------------------- fixtures
 
+def pytest_configure(config):
+    if SERVER not in SERVERS:
+        raise pytest.UsageError(
+            f"MSGSPOOL_SERVER={SERVER!r}: one of {', '.join(SERVERS)}")
+
+
 def pytest_report_header(config):
     need = [CGI_DIR / p for p in ("ping", "templates", "sms-deliver",
                                   "sms-batch")]
     need += [BIN_DIR / "msgspoold", BIN_DIR / "msgspool"]
     missing = [str(p) for p in need if not os.access(p, os.X_OK)]
-    lines = [f"msgspool: CGI {CGI_DIR}, bin {BIN_DIR}, lighttpd {LIGHTTPD}"]
+    lines = [f"msgspool: CGI {CGI_DIR}, bin {BIN_DIR}, "
+             f"server {SERVER} {SERVERS.get(SERVER)}"]
     if missing:
         lines.append("msgspool: NOT BUILT: " + ", ".join(missing))
     return lines
@@ -566,7 +781,7 @@ def srv(request, instance, _server):
 
 @pytest.fixture
 def private(request, tmp_path):
-    """A factory: a fresh Instance with its own lighttpd, for tests that
+    """A factory: a fresh Instance with its own web server, for tests that
     break the spool or change the keys.  Returns (server, instance)."""
     made = []
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from conftest import (assert_allow, assert_id, assert_nothing_queued,
-                      assert_problem, assert_unauthorized)
+from conftest import (SERVER, assert_allow, assert_id,
+                      assert_nothing_queued, assert_problem,
+                      assert_unauthorized)
 from channels_support import (PDF, PNG, TEXT, b64, bad, bad_any, due_now,
                               exactly_spooled, ok_json, spooled, unb64)
 
@@ -572,8 +573,12 @@ def test_v1_empty_recipients_is_400(srv):
 
 
 def test_v1_missing_recipients_is_400(srv):
+    # With neither list in the body the route decides which one the
+    # error names; under busybox both email routes are the one URL
+    # /cgi-bin/email-deliver (REQUEST_URI), which names the /deliver one.
     bad(post(srv, {"templateId": "welcome", "from": "a@acme.example"},
-             path=V1), 400, "recipients", srv.inst)
+             path=V1), 400,
+        "payload" if SERVER == "busybox" else "recipients", srv.inst)
 
 
 def test_v1_recipient_without_to_is_400(srv):

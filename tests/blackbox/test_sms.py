@@ -9,7 +9,7 @@ import pytest
 from conftest import (ABSENT, RECIPIENT, assert_allow, assert_id,
                       assert_nothing_queued, assert_problem,
                       assert_spool_file, assert_unauthorized, in_future,
-                      parse_time, rfc3339, utcnow)
+                      parse_time, rfc3339, utcnow, SERVER)
 
 PATH = "/sms/v1/deliver"
 MIB = 1024 * 1024
@@ -187,7 +187,13 @@ def test_past_send_at_is_queued_now(srv):
     b"{'recipient': '+4915112345678'}",
 ], ids=["truncated", "garbage", "empty", "trailing", "single-quotes"])
 def test_invalid_json_is_400(srv, data):
-    assert_problem(srv.post_raw(PATH, data), 400)
+    r = srv.post_raw(PATH, data)
+    if SERVER == "busybox" and data == b"":
+        # busybox httpd sets CONTENT_LENGTH only when it is above 0: an
+        # empty body looks like no Content-Length at all.
+        assert_problem(r, 411)
+    else:
+        assert_problem(r, 400)
     assert_nothing_queued(srv.inst)
 
 
@@ -422,8 +428,15 @@ def test_no_content_length_is_411(srv):
     req = ("POST /sms/v1/deliver HTTP/1.1\r\nHost: 127.0.0.1\r\n"
            f"X-API-KEY: {key}\r\nContent-Type: application/json\r\n"
            "Connection: close\r\n\r\n").encode()
-    status, _, _ = srv.raw(req)
+    status, hdrs, body = srv.raw(req)
     assert status == 411
+    if SERVER != "lighttpd":
+        # lighttpd answers 411 itself; the others run the program, which
+        # finds no CONTENT_LENGTH (nginx: an empty one) and answers.
+        assert hdrs.get("content-type", "").startswith(
+            "application/problem+json"), (hdrs, body)
+        p = json.loads(body)
+        assert p["status"] == 411 and p["type"].endswith("length-required")
     assert_nothing_queued(srv.inst)
 
 
@@ -462,12 +475,19 @@ def test_missing_deferred_dir_scheduled_is_503(private):
 
 # ------------------------------------------------- transport, config
 
-def test_chunked_request_body_is_accepted(srv):
+def test_chunked_request_body(srv):
     def chunks():
         yield b'{"recipient": "+4915112345678", '
         yield b'"messageBody": "chunked"}'
     r = srv.post_raw(PATH, chunks())
     assert r.request.headers.get("Transfer-Encoding") == "chunked"
+    if SERVER in ("apache", "busybox"):
+        # Neither sets CONTENT_LENGTH for a chunked body (Apache passes it
+        # decoded, busybox still chunked): the program's 411 (CONTRACT 4).
+        assert_problem(r, 411)
+        assert_nothing_queued(srv.inst)
+        return
+    # lighttpd and nginx read the whole body first and set CONTENT_LENGTH.
     sid = _queued(r)["smsId"]
     assert_spool_file(srv.inst, "new", sid, body="chunked")
 

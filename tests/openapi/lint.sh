@@ -9,9 +9,17 @@
 #
 # Needs Node.js >= 20.19 and npm (the machine's; Debian 12's own nodejs 18
 # is too old for this Redocly CLI) and the npm registry for the install.
+#
+# lint.sh --install: only install the validator (make's deps step); exits 0
+# when it is there, 2 (with what to install) when it cannot be.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+install_only=
+if [ "${1:-}" = --install ]; then
+	install_only=1
+	shift
+fi
 doc=${1:-"$root/conf/openapi.yaml"}
 
 # No telemetry, no update check: the registry is the only network here.
@@ -21,7 +29,7 @@ NO_UPDATE_NOTIFIER=1
 export REDOCLY_TELEMETRY REDOCLY_SUPPRESS_UPDATE_NOTICE NO_UPDATE_NOTIFIER
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	echo "openapi lint: FAILED: node and npm are needed (Node.js >= 20.19)"
+	echo "openapi lint: FAILED: node and npm are needed (Node.js >= 20.19, e.g. from nodejs.org; Debian 12's nodejs 18 is too old)"
 	exit 2
 fi
 
@@ -38,6 +46,8 @@ if [ "$have" != "$want" ] || [ ! -x "$here/node_modules/.bin/redocly" ]; then
 	fi
 	rm -f "$log"
 fi
+
+[ -n "$install_only" ] && exit 0
 
 out=$(mktemp)
 json=$(mktemp)
