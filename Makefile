@@ -68,7 +68,8 @@ DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 		   libcurl4-openssl-dev libmagic-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-requests python3-aiosmtpd python3-yaml \
-		   python3-jsonschema mandoc nginx fcgiwrap apache2-bin busybox
+		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
+		   busybox
 DEB_BENCH	 = wrk kannel postfix
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \

@@ -92,10 +92,14 @@ def test_sigkill_loses_nothing(inst, standin, daemons):
     assert set(got) == {to_of(i) for i in range(n)}, \
         sorted(set(to_of(i) for i in range(n)) - set(got))[:10]
     twice = sum(1 for c in got.values() if c > 1)
-    # Which kill each duplicate belongs to: the last kill before its
-    # second delivery (only a restarted daemon sends it again), and its
-    # first delivery came before that kill (Standin stamps a request when
-    # its thread gets to it: allow it a little lag).
+    # A message is sent twice only when a kill came between its two
+    # deliveries: it was in flight, or sent but not yet recorded, when its
+    # daemon died.  (Standin stamps a request when its thread gets to it,
+    # a little after the daemon sent it: allow that lag.)  Which kill it
+    # was cannot be told exactly from outside: a message recovered after
+    # one kill may be sent again only after the next, when the restarted
+    # daemon is slow (a sanitizer build under load), so the bound is on
+    # the total, as the per-kill figures are approximate.
     times = collections.defaultdict(list)
     for r in standin.requests:
         times[r["recipient"]].append(r["time"])
@@ -104,17 +108,18 @@ def test_sigkill_loses_nothing(inst, standin, daemons):
         if len(ts) < 2:
             continue
         ts.sort()
-        k = max((j for j, t in enumerate(kill_times) if t <= ts[1]),
-                default=None)
-        assert k is not None and ts[0] <= kill_times[k] + 0.5, (
+        between = [j for j, t in enumerate(kill_times)
+                   if ts[0] - 0.5 <= t <= ts[1]]
+        assert between, (
             "%s sent twice, not across a kill: at %s, kills at %s" % (
                 to, ts, kill_times))
-        per_kill[k] += 1
-    print("sent twice: %d (kills %d, concurrency %d; per kill %s; Standin "
-          "in flight at each kill %s)" % (twice, kills, conc, per_kill,
-                                          in_flight_at_kill))
+        # Most likely the first kill after its first delivery.
+        after = [j for j in between if kill_times[j] >= ts[0] - 0.05]
+        per_kill[(after or between)[0]] += 1
+    print("sent twice: %d (kills %d, concurrency %d; per kill, about: %s; "
+          "Standin in flight at each kill %s)" % (
+              twice, kills, conc, per_kill, in_flight_at_kill))
     assert twice <= kills * conc, twice
-    assert all(k <= conc for k in per_kill), per_kill
     assert standin.violations == [], standin.violations[:3]
 
 
