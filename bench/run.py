@@ -253,6 +253,30 @@ def bench_cgi(work, quick, cgi_dir):
             rows.append(dict(r, name=name, prog=prog, **t))
     finally:
         srv.stop()
+    # Diagnostic, not a target: the same sms-deliver with its spool on
+    # tmpfs, where fsync costs nothing (and nothing is durable).  The gap
+    # to the row above is what the two contractual fsyncs cost on this disk.
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        shm = Path(tempfile.mkdtemp(prefix="msgspool-bench-", dir="/dev/shm"))
+        try:
+            tinst = Instance(shm / "cgi")
+            tsrv = Lighttpd(tinst, cgi_dir, BENCH / "noop")
+            try:
+                r = wrk(tsrv.url("/sms/v1/deliver"), dur,
+                        lua_post("/sms/v1/deliver", sms, work))
+                time.sleep(0.5)
+                tinst.clear()
+                t = cgitime(tsrv.cgi / "sms-deliver",
+                            dict(base_env, REQUEST_METHOD="POST",
+                                 MSGSPOOL_CONFIG=str(tinst.conf)),
+                            sms, work, 100 if quick else 300)
+                rows.append(dict(r, name="POST /sms/v1/deliver, spool on tmpfs "
+                                 "(diagnostic: no fsync cost, not durable)",
+                                 prog="diagnostic", **t))
+            finally:
+                tsrv.stop()
+        finally:
+            shutil.rmtree(shm, ignore_errors=True)
     noop = rows[0]["rps"]
     for r in rows:
         r["ratio"] = r["rps"] / noop if noop else 0
@@ -286,28 +310,40 @@ def bench_http(work, quick):
 
 
 def bench_smtp(work, quick):
+    """Rounds of ours then Postfix's, each on a fresh spool and queue: this
+    machine's disk is shared and its speed swings from minute to minute, so
+    each round's ratio compares neighbours and the verdict takes the
+    median ratio."""
     import postfix
     n = 2000 if quick else 10000
+    rounds = 1 if quick else 3
     sink, port = postfix.start_smtp_sink(str(Path(work) / "sink"))
+    out = []
     try:
-        inst = Instance(Path(work) / "smtp", "concurrency = 16\n[email]\nprovider = smtp\n"
-                        "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
-        inst.queue_email(n)
-        t0 = time.time()
-        subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
-                       capture_output=True, timeout=900)
-        dt = time.time() - t0
-        ours = {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
-                "deferred": inst.count("deferred"), "seconds": dt,
-                "msgs_per_s": inst.count("sent") / dt}
-        theirs = postfix.postfix_delivery(str(Path(work) / "postfix"), port, n)
+        for r in range(rounds):
+            inst = Instance(Path(work) / ("smtp%d" % r),
+                            "concurrency = 16\n[email]\nprovider = smtp\n"
+                            "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
+            inst.queue_email(n)
+            t0 = time.time()
+            subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
+                           capture_output=True, timeout=900)
+            dt = time.time() - t0
+            ours = {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
+                    "deferred": inst.count("deferred"), "seconds": dt,
+                    "msgs_per_s": inst.count("sent") / dt}
+            shutil.rmtree(inst.base, ignore_errors=True)
+            theirs = postfix.postfix_delivery(str(Path(work) / ("postfix%d" % r)), port, n)
+            out.append((ours, theirs))
+            if "error" in theirs:
+                break
     finally:
         sink.terminate()
         try:
             sink.wait(10)
         except subprocess.TimeoutExpired:
             sink.kill()
-    return ours, theirs
+    return out
 
 
 def rss_kib(pid):
@@ -349,10 +385,13 @@ def verdict(ok):
     return "met" if ok else "**MISSED**"
 
 
+DEFAULT_ONLY = "cgi,kannel,http,smtp,scale"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="shorter runs")
-    ap.add_argument("--only", default="cgi,kannel,http,smtp,scale")
+    ap.add_argument("--only", default=DEFAULT_ONLY)
     args = ap.parse_args()
     only = args.only.split(",")
     work = tempfile.mkdtemp(prefix="msgspool-bench-")
@@ -372,9 +411,10 @@ def main():
                     tgt = "≥ 0.80: " + verdict(r["ratio"] >= 0.80)
                 elif r["prog"] == "ping":
                     tgt = "≥ 0.95: " + verdict(r["ratio"] >= 0.95)
-                if r["prog"] != "noop":
-                    tgt += ("; " if tgt else "") + "p50 ≤ 1 ms, RSS ≤ 4 MiB: " + verdict(
-                        r.get("p50_us", 1e9) <= 1000 and r.get("maxrss_kib", 1e9) <= 4096)
+                if r["prog"] not in ("noop", "diagnostic"):
+                    tgt += ("; " if tgt else "") + "p50 ≤ 1 ms: " + verdict(
+                        r.get("p50_us", 1e9) <= 1000) + "; RSS ≤ 4 MiB: " + verdict(
+                        r.get("maxrss_kib", 1e9) <= 4096)
                 lines.append("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %s |" % (
                     r["name"], r["rps"], r["p50_ms"], r["p99_ms"], r["ratio"],
                     r.get("p50_us", float("nan")) / 1000, int(r.get("maxrss_kib", 0)), tgt))
@@ -410,19 +450,31 @@ def main():
                           h["n"], h["sent"], h["seconds"], h["msgs_per_s"], h["connections"],
                           h["max_in_flight"], verdict(h["msgs_per_s"] >= 1000)), ""]
         if "smtp" in only:
-            ours, theirs = bench_smtp(work, args.quick)
+            rounds = bench_smtp(work, args.quick)
             lines += ["## 4. Spooler to SMTP (Postfix smtp-sink on loopback)", "",
-                      "| Sender | messages | seconds | msg/s |", "|---|---|---|---|",
-                      "| msgspoold (smtp provider, concurrency 16) | %d | %.2f | %.0f |"
-                      % (ours["sent"], ours["seconds"], ours["msgs_per_s"])]
-            if "error" in theirs:
-                lines.append("| Postfix | - | - | could not be measured: %s |" % theirs["error"])
-            else:
-                lines.append("| Postfix (own instance, relayhost = the sink) | %d | %.2f | %.0f |"
-                             % (theirs["n"], theirs["seconds"], theirs["msgs_per_s"]))
-                lines += ["", "Target msgspool ≥ Postfix: %s (ratio %.2f)."
-                          % (verdict(ours["msgs_per_s"] >= theirs["msgs_per_s"]),
-                             ours["msgs_per_s"] / theirs["msgs_per_s"])]
+                      "Rounds alternate: msgspoold, then Postfix, each on a fresh spool or queue.",
+                      "", "| Round | sender | messages | seconds | msg/s | ratio msgspool / Postfix |",
+                      "|---|---|---|---|---|---|"]
+            ratios = []
+            for i, (ours, theirs) in enumerate(rounds, 1):
+                if "error" in theirs:
+                    ratio = "-"
+                else:
+                    ratios.append(ours["msgs_per_s"] / theirs["msgs_per_s"])
+                    ratio = "%.2f" % ratios[-1]
+                lines.append("| %d | msgspoold (smtp provider, concurrency 16) | %d | %.2f | %.0f | %s |"
+                             % (i, ours["sent"], ours["seconds"], ours["msgs_per_s"], ratio))
+                if "error" in theirs:
+                    lines.append("| %d | Postfix | - | - | - | could not be measured: %s |"
+                                 % (i, theirs["error"]))
+                else:
+                    lines.append("| %d | Postfix (own instance, relayhost = the sink) | %d | %.2f | %.0f | |"
+                                 % (i, theirs["n"], theirs["seconds"], theirs["msgs_per_s"]))
+            if ratios:
+                med = sorted(ratios)[len(ratios) // 2]
+                lines += ["", "Target msgspool ≥ Postfix: %s (median ratio %.2f of %d rounds; %s)."
+                          % (verdict(med >= 1.0), med, len(ratios),
+                             ", ".join("%.2f" % x for x in ratios))]
             lines.append("")
         if "scale" in only:
             small = bench_scale(work, 2000 if args.quick else 10000)
@@ -440,7 +492,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
-    if not args.quick:
+    # Only a full run is the record; --quick and --only just print.
+    if not args.quick and set(only) == set(DEFAULT_ONLY.split(",")):
         (BENCH / "results.md").write_text(text)
 
 
