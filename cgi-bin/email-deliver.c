@@ -455,8 +455,8 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 		free(subject);
 		free(html);
 		/* The list is bounded so the message always fits err. */
-		snprintf(err, errlen, "fields: no value for merge field%s %.400s",
-		    strchr(missing, ',') ? "s" : "", missing);
+		snprintf(err, errlen, "fields: no value for merge "
+		    "field%s %.400s", strchr(missing, ',') ? "s" : "", missing);
 		return err;
 	}
 	if (valid_header(subject, slen) != NULL) {
@@ -545,8 +545,7 @@ email_deliver(struct ctx *ctx)
 		json_array_append_new(results, res);
 	}
 	/* One durable commit for every recipient. */
-	spool_batch_commit(ctx->spool, &b);
-	queued = cgi_batch_results(results, slots, &b, "messageId");
+	queued = cgi_batch_commit(ctx->spool, &b, results, slots, "messageId");
 	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
 	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
 	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :
@@ -582,10 +581,4 @@ static const struct endpoint endpoint = {
 	.handler = email_deliver,
 };
 
-int
-main(int argc, char *argv[], char *envp[])
-{
-	(void)argc;
-	(void)argv;
-	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
-}
+CGI_MAIN(endpoint)

@@ -216,8 +216,7 @@ ott_deliver(struct ctx *ctx)
 	}
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
-	spool_batch_commit(ctx->spool, &b);
-	cgi_batch_results(out, slots, &b, "messageId");
+	cgi_batch_commit(ctx->spool, &b, out, slots, "messageId");
 	spool_batch_free(&b);
 	free(slots);
 	return response_json(200, out);
@@ -232,10 +231,4 @@ static const struct endpoint endpoint = {
 	.handler = ott_deliver,
 };
 
-int
-main(int argc, char *argv[], char *envp[])
-{
-	(void)argc;
-	(void)argv;
-	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
-}
+CGI_MAIN(endpoint)

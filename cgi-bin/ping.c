@@ -17,10 +17,4 @@ static const struct endpoint endpoint = {
 	.handler = ping,
 };
 
-int
-main(int argc, char *argv[], char *envp[])
-{
-	(void)argc;
-	(void)argv;
-	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
-}
+CGI_MAIN(endpoint)

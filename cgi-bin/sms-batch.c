@@ -91,8 +91,7 @@ sms_batch(struct ctx *ctx)
 		}
 	}
 	/* One durable commit for the whole batch. */
-	spool_batch_commit(ctx->spool, &b);
-	cgi_batch_results(out, slots, &b, "smsId");
+	cgi_batch_commit(ctx->spool, &b, out, slots, "smsId");
 	spool_batch_free(&b);
 	free(slots);
 	return response_json(200, out);
@@ -107,10 +106,4 @@ static const struct endpoint endpoint = {
 	.handler = sms_batch,
 };
 
-int
-main(int argc, char *argv[], char *envp[])
-{
-	(void)argc;
-	(void)argv;
-	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
-}
+CGI_MAIN(endpoint)

@@ -155,8 +155,7 @@ campaign(struct ctx *ctx, json_t *base)
 		json_array_append_new(calls, res);
 	}
 	/* One durable commit for the whole campaign. */
-	spool_batch_commit(ctx->spool, &b);
-	accepted = cgi_batch_results(calls, slots, &b, "callId");
+	accepted = cgi_batch_commit(ctx->spool, &b, calls, slots, "callId");
 	spool_batch_free(&b);
 	free(slots);
 	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
@@ -226,10 +225,4 @@ static const struct endpoint endpoint = {
 	.handler = voice_deliver,
 };
 
-int
-main(int argc, char *argv[], char *envp[])
-{
-	(void)argc;
-	(void)argv;
-	return cgi_run(&endpoint, envp, STDIN_FILENO, STDOUT_FILENO);
-}
+CGI_MAIN(endpoint)

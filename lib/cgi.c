@@ -462,12 +462,13 @@ cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 }
 
 size_t
-cgi_batch_results(json_t *results, const ssize_t *slots,
-    const struct spool_batch *b, const char *idkey)
+cgi_batch_commit(struct spool *s, struct spool_batch *b, json_t *results,
+    const ssize_t *slots, const char *idkey)
 {
 	json_t	*res;
 	size_t	 i, queued = 0;
 
+	spool_batch_commit(s, b);
 	for (i = 0; i < json_array_size(results); i++) {
 		if (slots[i] < 0)
 			continue;

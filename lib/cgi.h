@@ -124,14 +124,17 @@ int		 response_write(const struct response *, int fd);
 
 struct spool_batch;
 
+struct spool;
+
 /*
- * After spool_batch_commit: results[i] is the reply entry of batch item
- * slots[i] (-1: none, it failed before).  Each entry whose file could not
- * be committed gets idkey ("smsId") null, status "error" and an error
- * saying to retry it.  Returns how many entries are queued.
+ * Commit the batch durably (spool_batch_commit), then settle the replies:
+ * results[i] is the reply entry of batch item slots[i] (-1: none, it
+ * failed before).  Each entry whose file could not be committed gets
+ * idkey ("smsId") null, status "error" and an error saying to retry it.
+ * Returns how many entries are queued.
  */
-size_t		 cgi_batch_results(json_t *results, const ssize_t *slots,
-		    const struct spool_batch *, const char *idkey);
+size_t		 cgi_batch_commit(struct spool *, struct spool_batch *,
+		    json_t *results, const ssize_t *slots, const char *idkey);
 
 /* A problem with status 500 or 503 when nothing better is known. */
 struct response	*response_error(int status, const char *detail);
@@ -145,5 +148,15 @@ struct response	*response_error(int status, const char *detail);
  */
 int		 cgi_run(const struct endpoint *, char *const *envp,
 		    int infd, int outfd);
+
+/* The main() of a program that serves endpoint e on stdin and stdout. */
+#define CGI_MAIN(e)							\
+int									\
+main(int argc, char *argv[], char *envp[])				\
+{									\
+	(void)argc;							\
+	(void)argv;							\
+	return cgi_run(&(e), envp, STDIN_FILENO, STDOUT_FILENO);	\
+}
 
 #endif
