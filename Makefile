@@ -121,9 +121,15 @@ $(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
 $(CLI): $(O)spooler/msgspool.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
 
-$(O)tests/unit/test_%: tests/unit/test_%.c $(LIBA) lib/*.h
+$(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) \
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
+
+$(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
+    $(LIBA) lib/*.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(O)tests/unit/testutil.o $(LIBA) \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
 
@@ -226,6 +232,6 @@ bench/noop bench/cgitime: bench/%: bench/%.c
 
 clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) \
-	    $(UNIT_TESTS)
+	    $(UNIT_TESTS) tests/unit/testutil.o
 	rm -f bench/noop bench/cgitime
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__

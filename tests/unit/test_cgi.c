@@ -28,6 +28,7 @@
 #include "config.h"
 #include "keys.h"
 #include "problem.h"
+#include "testutil.h"
 
 #define PROBLEM_TYPE	"application/problem+json"
 #define MAXENV		16
@@ -69,32 +70,6 @@ struct result {
 	size_t	 bodylen;
 };
 
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-write_file(const char *path, const char *text, size_t len)
-{
-	int	fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-}
-
-static void
-write_text(const char *path, const char *text)
-{
-	write_file(path, text, strlen(text));
-}
-
 static void
 make_dir(const char *dir, const char *name)
 {
@@ -123,7 +98,7 @@ write_conf(const char *path, const char *dir, const char *spool,
 	snprintf(text, sizeof(text), "# test config\n%s"
 	    "spool = %s/%s\nkeys = %s/%s\ntemplates = %s/templates\n"
 	    "[sms]\nprovider = file\n", extra, dir, spool, dir, keys, dir);
-	write_text(path, text);
+	tu_write_text(path, text);
 }
 
 static int
@@ -140,8 +115,7 @@ setup(void **state)
 	memset(&seen, 0, sizeof(seen));
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-cgi-XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
+	if (tu_mkdtemp(f->dir, sizeof(f->dir), "cgi") == -1) {
 		free(f);
 		return -1;
 	}
@@ -165,7 +139,7 @@ setup(void **state)
 	key_line(line, sizeof(line), "boss", "key-all", "*", "");
 	strcat(keys, line);
 	snprintf(path, sizeof(path), "%s/keys", f->dir);
-	write_text(path, keys);
+	tu_write_text(path, keys);
 
 	snprintf(f->conf, sizeof(f->conf), "%s/msgspool.conf", f->dir);
 	write_conf(f->conf, f->dir, "spool", "keys", "");
@@ -186,7 +160,7 @@ teardown(void **state)
 {
 	struct fixture	*f = *state;
 
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -338,7 +312,7 @@ run(const struct fixture *f, const struct endpoint *ep, struct env *e,
 
 	snprintf(inpath, sizeof(inpath), "%s/stdin", f->dir);
 	snprintf(outpath, sizeof(outpath), "%s/stdout", f->dir);
-	write_file(inpath, body != NULL ? body : "", bodylen);
+	tu_write_file(inpath, body != NULL ? body : "", bodylen);
 	in = open(inpath, O_RDONLY);
 	assert_true(in >= 0);
 	out = open(outpath, O_RDWR | O_CREAT | O_TRUNC, 0600);

@@ -18,20 +18,12 @@
 
 #include "msgspool.h"
 #include "config.h"
+#include "testutil.h"
 
 #define CONF_PATH	"/etc/msgspool/msgspool.conf"
 #define KIB		((size_t)1024)
 #define MIB		(KIB * 1024)
 #define GIB		(MIB * 1024)
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup_tmp(void **state)
@@ -53,7 +45,7 @@ teardown_tmp(void **state)
 {
 	char	*dir = *state;
 
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(dir);
 	free(dir);
 	return 0;
 }

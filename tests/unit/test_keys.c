@@ -18,20 +18,12 @@
 #include <unistd.h>
 
 #include "keys.h"
+#include "testutil.h"
 
 struct fixture {
 	char	dir[64];
 	char	keys[128];
 };
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -40,8 +32,7 @@ setup(void **state)
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-keys-XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
+	if (tu_mkdtemp(f->dir, sizeof(f->dir), "keys") == -1) {
 		free(f);
 		return -1;
 	}
@@ -55,37 +46,9 @@ teardown(void **state)
 {
 	struct fixture	*f = *state;
 
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
-}
-
-static void
-write_text(const char *path, const char *text)
-{
-	FILE	*fp;
-
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	assert_true(fputs(text, fp) >= 0);
-	assert_int_equal(fclose(fp), 0);
-}
-
-static char *
-read_text(const char *path)
-{
-	FILE	*fp;
-	char	*buf;
-	size_t	 n;
-
-	fp = fopen(path, "r");
-	assert_non_null(fp);
-	buf = calloc(1, 65536);
-	assert_non_null(buf);
-	n = fread(buf, 1, 65535, fp);
-	buf[n] = '\0';
-	fclose(fp);
-	return buf;
 }
 
 /* "client:HASH(key):scopes" plus suffix (":disabled" or ""). */
@@ -154,7 +117,7 @@ write_sample(const struct fixture *f)
 	strcat(text, line);
 	key_line(line, sizeof(line), "voicy", "key-voice", "email,voice", "");
 	strcat(text, line);
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 }
 
 static void
@@ -233,7 +196,7 @@ test_lookup_empty_key(void **state)
 
 	/* Even with a line for the empty key, "" is unknown. */
 	key_line(text, sizeof(text), "empty", "", "sms", "");
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 	assert_int_equal(keys_lookup(f->keys, "", 0, &c), KEYS_UNKNOWN);
 	assert_int_equal(keys_lookup(f->keys, "abc", 0, &c), KEYS_UNKNOWN);
 }
@@ -266,7 +229,7 @@ test_lookup_empty_file(void **state)
 	struct fixture	*f = *state;
 	struct client	 c;
 
-	write_text(f->keys, "");
+	tu_write_text(f->keys, "");
 	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_UNKNOWN);
 }
 
@@ -279,7 +242,7 @@ test_lookup_no_trailing_newline(void **state)
 
 	key_line(text, sizeof(text), "acme", "key-acme", "sms", "");
 	text[strlen(text) - 1] = '\0';
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
 	assert_string_equal(c.id, "acme");
 	assert_int_equal(c.scopes, SCOPE_SMS);
@@ -300,7 +263,7 @@ test_lookup_crlf_lines(void **state)
 	line[strlen(line) - 1] = '\0';
 	strcat(text, line);
 	strcat(text, "\r\n");
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
 	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
 	assert_int_equal(lookup(f->keys, "key-old", &c), KEYS_DISABLED);
@@ -371,7 +334,7 @@ assert_well_formed(const char *path)
 	size_t	 n, i;
 	unsigned s;
 
-	text = read_text(path);
+	text = tu_read_text(path);
 	assert_true(text[0] == '\0' || text[strlen(text) - 1] == '\n');
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
@@ -409,7 +372,7 @@ test_add_then_lookup(void **state)
 	text = malloc(512);
 	assert_non_null(text);
 	snprintf(text, 512, "# keep this comment\n%s", line);
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 	free(text);
 
 	memset(key, 0, sizeof(key));
@@ -428,7 +391,7 @@ test_add_then_lookup(void **state)
 	/* What was there stays. */
 	assert_int_equal(lookup(f->keys, "key-other", &c), KEYS_OK);
 	assert_string_equal(c.id, "other");
-	text = read_text(f->keys);
+	text = tu_read_text(f->keys);
 	assert_non_null(strstr(text, "# keep this comment\n"));
 	/* The key itself is never stored. */
 	assert_null(strstr(text, key));
@@ -446,7 +409,7 @@ test_add_file_without_trailing_newline(void **state)
 	/* An operator's editor may leave the last line unterminated. */
 	key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
 	line[strlen(line) - 1] = '\0';
-	write_text(f->keys, line);
+	tu_write_text(f->keys, line);
 	if (keys_add(f->keys, "newco", "ott", key, sizeof(key), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add: %s", err);
@@ -467,7 +430,7 @@ test_add_star_scope(void **state)
 	struct client	 c;
 	char		 key[128], err[256] = "";
 
-	write_text(f->keys, "");
+	tu_write_text(f->keys, "");
 	assert_int_equal(keys_add(f->keys, "root", "*", key, sizeof(key),
 	    err, sizeof(err)), 0);
 	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
@@ -481,15 +444,15 @@ test_add_refuses_enabled_duplicate(void **state)
 	struct fixture	*f = *state;
 	char		 key[128], key2[128], err[256] = "", *before, *after;
 
-	write_text(f->keys, "# keys\n");
+	tu_write_text(f->keys, "# keys\n");
 	assert_int_equal(keys_add(f->keys, "newco", "sms", key, sizeof(key),
 	    err, sizeof(err)), 0);
-	before = read_text(f->keys);
+	before = tu_read_text(f->keys);
 	err[0] = '\0';
 	assert_int_equal(keys_add(f->keys, "newco", "email", key2,
 	    sizeof(key2), err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
-	after = read_text(f->keys);
+	after = tu_read_text(f->keys);
 	/* Refused: the file is untouched. */
 	assert_string_equal(before, after);
 	free(before);
@@ -504,7 +467,7 @@ test_add_two_clients_distinct_keys(void **state)
 	struct client	 c;
 	char		 k1[128], k2[128], err[256] = "";
 
-	write_text(f->keys, "");
+	tu_write_text(f->keys, "");
 	assert_int_equal(keys_add(f->keys, "one", "sms", k1, sizeof(k1), err,
 	    sizeof(err)), 0);
 	assert_int_equal(keys_add(f->keys, "two", "email", k2, sizeof(k2), err,
@@ -525,8 +488,8 @@ test_add_bad_arguments(void **state)
 	struct fixture	*f = *state;
 	char		 key[128], err[256], *before, *after;
 
-	write_text(f->keys, "# keys\n");
-	before = read_text(f->keys);
+	tu_write_text(f->keys, "# keys\n");
+	before = tu_read_text(f->keys);
 	err[0] = '\0';
 	assert_int_equal(keys_add(f->keys, "bad id", "sms", key, sizeof(key),
 	    err, sizeof(err)), -1);
@@ -539,7 +502,7 @@ test_add_bad_arguments(void **state)
 	assert_int_equal(keys_add(f->keys, "good", "bogus", key, sizeof(key),
 	    err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
-	after = read_text(f->keys);
+	after = tu_read_text(f->keys);
 	assert_string_equal(before, after);
 	free(before);
 	free(after);
@@ -553,7 +516,7 @@ test_disable(void **state)
 	char		 key[128], err[256] = "", line[256];
 
 	key_line(line, sizeof(line), "other", "key-other", "sms", "");
-	write_text(f->keys, line);
+	tu_write_text(f->keys, line);
 	assert_int_equal(keys_add(f->keys, "newco", "sms,email", key,
 	    sizeof(key), err, sizeof(err)), 0);
 	if (keys_disable(f->keys, "newco", err, sizeof(err)) != 0)
@@ -580,7 +543,7 @@ test_disable_every_line_of_client(void **state)
 	strcat(text, line);
 	key_line(line, sizeof(line), "multi", "key-m2", "email", "");
 	strcat(text, line);
-	write_text(f->keys, text);
+	tu_write_text(f->keys, text);
 	assert_int_equal(keys_disable(f->keys, "multi", err, sizeof(err)), 0);
 	assert_int_equal(lookup(f->keys, "key-m1", &c), KEYS_DISABLED);
 	assert_int_equal(lookup(f->keys, "key-m2", &c), KEYS_DISABLED);
@@ -595,12 +558,12 @@ test_disable_unknown_client(void **state)
 	char		 line[256], err[256] = "", *before, *after;
 
 	key_line(line, sizeof(line), "other", "key-other", "sms", "");
-	write_text(f->keys, line);
-	before = read_text(f->keys);
+	tu_write_text(f->keys, line);
+	before = tu_read_text(f->keys);
 	assert_int_equal(keys_disable(f->keys, "nobody", err, sizeof(err)),
 	    -1);
 	assert_true(err[0] != '\0');
-	after = read_text(f->keys);
+	after = tu_read_text(f->keys);
 	assert_string_equal(before, after);
 	free(before);
 	free(after);
@@ -613,7 +576,7 @@ test_add_after_disable(void **state)
 	struct client	 c;
 	char		 k1[128], k2[128], err[256] = "";
 
-	write_text(f->keys, "");
+	tu_write_text(f->keys, "");
 	assert_int_equal(keys_add(f->keys, "newco", "sms", k1, sizeof(k1),
 	    err, sizeof(err)), 0);
 	assert_int_equal(keys_disable(f->keys, "newco", err, sizeof(err)), 0);

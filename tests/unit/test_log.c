@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "testutil.h"
 
 struct capture {
 	char	 dir[64];
@@ -31,23 +32,13 @@ struct capture {
 };
 
 static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct capture	*c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return -1;
-	snprintf(c->dir, sizeof(c->dir), "/tmp/msgspool-test-log-XXXXXX");
-	if (mkdtemp(c->dir) == NULL) {
+	if (tu_mkdtemp(c->dir, sizeof(c->dir), "log") == -1) {
 		free(c);
 		return -1;
 	}
@@ -63,7 +54,7 @@ teardown(void **state)
 {
 	struct capture	*c = *state;
 
-	nftw(c->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(c->dir);
 	free(c);
 	return 0;
 }

@@ -18,20 +18,12 @@
 
 #include "sms.h"
 #include "spool.h"
+#include "testutil.h"
 
 struct fixture {
 	char		 dir[64];
 	struct spool	*sp;
 };
-
-static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -41,8 +33,7 @@ setup(void **state)
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-sms-XXXXXX");
-	if (mkdtemp(f->dir) == NULL ||
+	if (tu_mkdtemp(f->dir, sizeof(f->dir), "sms") == -1 ||
 	    (f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
 		free(f);
 		return -1;
@@ -57,7 +48,7 @@ teardown(void **state)
 	struct fixture	*f = *state;
 
 	spool_free(f->sp);
-	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }

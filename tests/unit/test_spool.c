@@ -22,6 +22,7 @@
 
 #include "msgspool.h"
 #include "spool.h"
+#include "testutil.h"
 
 #define CROCKFORD	"0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 #define NIDS		10000
@@ -37,23 +38,13 @@ struct fixture {
 };
 
 static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup_dir(void **state)
 {
 	struct fixture	*f;
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-spool-XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
+	if (tu_mkdtemp(f->dir, sizeof(f->dir), "spool") == -1) {
 		free(f);
 		return -1;
 	}
@@ -91,7 +82,7 @@ teardown(void **state)
 	struct fixture	*f = *state;
 
 	spool_free(f->sp);
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -146,17 +137,6 @@ load_path(const char *path)
 	if (v == NULL)
 		fail_msg("%s is not JSON: %s", path, e.text);
 	return v;
-}
-
-static void
-write_text(const char *path, const char *text)
-{
-	FILE	*fp;
-
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	assert_true(fputs(text, fp) >= 0);
-	assert_int_equal(fclose(fp), 0);
 }
 
 /* A fresh document with a new id (copied to id). */
@@ -540,9 +520,9 @@ test_list_sorted(void **state)
 	qsort(want, 5, sizeof(want[0]), cmp_name);
 	/* Names that do not start with an id are left out. */
 	state_path(f, SPOOL_NEW, "README", path, sizeof(path));
-	write_text(path, "not a message\n");
+	tu_write_text(path, "not a message\n");
 	state_path(f, SPOOL_NEW, ".hidden", path, sizeof(path));
-	write_text(path, "{}\n");
+	tu_write_text(path, "{}\n");
 
 	n = spool_list(f->sp, SPOOL_NEW, &names);
 	assert_int_equal(n, 5);
@@ -609,7 +589,7 @@ test_load_wrong_version(void **state)
 	    "\"nextAttempt\": \"2026-01-01T00:00:00Z\", \"lastError\": null, "
 	    "\"providerReply\": null, \"message\": {}}\n", id);
 	state_path(f, SPOOL_NEW, name, path, sizeof(path));
-	write_text(path, text);
+	tu_write_text(path, text);
 	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
 	assert_true(err[0] != '\0');
 }
@@ -624,7 +604,7 @@ test_load_not_json(void **state)
 	assert_int_equal(spool_id_new(id), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	state_path(f, SPOOL_NEW, name, path, sizeof(path));
-	write_text(path, "{ this is not json");
+	tu_write_text(path, "{ this is not json");
 	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
 	assert_true(err[0] != '\0');
 }
@@ -752,7 +732,7 @@ test_find_not_found(void **state)
 	/* A file in tmp/ is not a message yet. */
 	snprintf(name, sizeof(name), "%s.json", id);
 	state_path(f, SPOOL_TMP, name, path, sizeof(path));
-	write_text(path, "{}");
+	tu_write_text(path, "{}");
 	assert_int_equal(spool_find(f->sp, id, &d, found), -1);
 }
 

@@ -21,6 +21,7 @@
 
 #include "msgspool.h"
 #include "tmpl.h"
+#include "testutil.h"
 
 static const char email_text[] =
     "Name: Welcome mail\n"
@@ -50,23 +51,13 @@ struct fixture {
 };
 
 static int
-rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct fixture	*f;
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/msgspool-test-tmpl-XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
+	if (tu_mkdtemp(f->dir, sizeof(f->dir), "tmpl") == -1) {
 		free(f);
 		return -1;
 	}
@@ -85,7 +76,7 @@ teardown(void **state)
 {
 	struct fixture	*f = *state;
 
-	nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }

@@ -1,0 +1,80 @@
+/*
+ * testutil.c: the scratch directory and file helpers of the unit tests.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define READ_MAX	65536
+
+int
+tu_mkdtemp(char *dir, size_t len, const char *name)
+{
+	int	n;
+
+	n = snprintf(dir, len, "/tmp/msgspool-test-%s-XXXXXX", name);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void
+tu_rmtree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+tu_write_file(const char *path, const void *data, size_t len)
+{
+	int	fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+}
+
+void
+tu_write_text(const char *path, const char *text)
+{
+	tu_write_file(path, text, strlen(text));
+}
+
+char *
+tu_read_text(const char *path)
+{
+	FILE	*fp;
+	char	*buf;
+	size_t	 n;
+
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	buf = calloc(1, READ_MAX);
+	assert_non_null(buf);
+	n = fread(buf, 1, READ_MAX - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
