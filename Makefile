@@ -121,7 +121,7 @@ $(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
 $(CLI): $(O)spooler/msgspool.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
 
-$(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
+$(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
 

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@ static struct {
 } seen;
 
 struct fixture {
-	char	dir[64];
+	char	dir[TU_DIR_SIZE];	/* first: see testutil.h */
 	char	conf[128];		/* the good config */
 	char	conf_nospool[128];	/* spool without subdirectories */
 	char	conf_small[128];	/* max-body = 16 */
@@ -80,16 +79,6 @@ make_dir(const char *dir, const char *name)
 }
 
 static void
-key_line(char *out, size_t len, const char *client, const char *key,
-    const char *scopes, const char *suffix)
-{
-	char	hex[KEY_HASH_HEX + 1];
-
-	keys_hash_hex(key, strlen(key), hex);
-	snprintf(out, len, "%s:%s:%s%s\n", client, hex, scopes, suffix);
-}
-
-static void
 write_conf(const char *path, const char *dir, const char *spool,
     const char *keys, const char *extra)
 {
@@ -113,12 +102,8 @@ setup(void **state)
 	size_t		 i;
 
 	memset(&seen, 0, sizeof(seen));
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = tu_fixture_new(sizeof(*f), "cgi")) == NULL)
 		return -1;
-	if (tu_mkdtemp(f->dir, sizeof(f->dir), "cgi") == -1) {
-		free(f);
-		return -1;
-	}
 	*state = f;
 
 	make_dir(f->dir, "spool");
@@ -130,13 +115,13 @@ setup(void **state)
 
 	keys[0] = '\0';
 	strcat(keys, "# test keys\n");
-	key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
+	tu_key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
 	strcat(keys, line);
-	key_line(line, sizeof(line), "mail", "key-mail", "email", "");
+	tu_key_line(line, sizeof(line), "mail", "key-mail", "email", "");
 	strcat(keys, line);
-	key_line(line, sizeof(line), "off", "key-off", "*", ":disabled");
+	tu_key_line(line, sizeof(line), "off", "key-off", "*", ":disabled");
 	strcat(keys, line);
-	key_line(line, sizeof(line), "boss", "key-all", "*", "");
+	tu_key_line(line, sizeof(line), "boss", "key-all", "*", "");
 	strcat(keys, line);
 	snprintf(path, sizeof(path), "%s/keys", f->dir);
 	tu_write_text(path, keys);
@@ -152,16 +137,6 @@ setup(void **state)
 	snprintf(f->conf_nokeys, sizeof(f->conf_nokeys), "%s/nokeys.conf",
 	    f->dir);
 	write_conf(f->conf_nokeys, f->dir, "spool", "no-such-keys", "");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	tu_rmtree(f->dir);
-	free(f);
 	return 0;
 }
 
@@ -344,7 +319,10 @@ body_json(const struct result *r)
 	return v;
 }
 
-/* A problem response with status: check head and body. */
+/*
+ * A problem response with status: check head and body.  A 401 names
+ * the scheme in WWW-Authenticate.
+ */
 static void
 assert_problem(const struct result *r, int status)
 {
@@ -366,6 +344,11 @@ assert_problem(const struct result *r, int status)
 	assert_non_null(json_string_value(json_object_get(v, "detail")));
 	json_decref(v);
 	assert_int_equal(seen.called, 0);
+	if (status == 401) {
+		assert_non_null(header_value(r, "WWW-Authenticate", buf,
+		    sizeof(buf)));
+		assert_string_equal(buf, "ApiKey header=\"X-API-KEY\"");
+	}
 }
 
 /* The handler: records what it saw and echoes it back with a 202. */
@@ -807,20 +790,77 @@ test_response_error(void **state)
 
 /* cgi_run */
 
+/* POST GOOD_BODY as JSON to ep with key (NULL: none) under conf. */
+static void
+post_good(const struct fixture *f, const char *conf,
+    const struct endpoint *ep, const char *key, struct result *r)
+{
+	struct env	e;
+
+	env_request(&e, conf, "POST", key, "application/json", "13");
+	run(f, ep, &e, GOOD_BODY, 13, r);
+}
+
+/* A GET of ep with key (NULL: none) under conf. */
+static void
+get(const struct fixture *f, const char *conf, const struct endpoint *ep,
+    const char *key, struct result *r)
+{
+	struct env	e;
+
+	env_request(&e, conf, "GET", key, NULL, NULL);
+	run(f, ep, &e, NULL, 0, r);
+}
+
+/* POST GOOD_BODY as post_good does: the answer is a problem with status. */
+static void
+post_problem(const struct fixture *f, const char *conf,
+    const struct endpoint *ep, const char *key, int status)
+{
+	struct result	r;
+
+	post_good(f, conf, ep, key, &r);
+	assert_problem(&r, status);
+	result_free(&r);
+}
+
+/*
+ * POST body, bodylen bytes, to ep_sms with key-acme under conf, with
+ * CONTENT_TYPE type and CONTENT_LENGTH length (each NULL to leave it
+ * out): the answer is a problem with status.
+ */
+static void
+post_acme_problem(const struct fixture *f, const char *conf,
+    const char *type, const char *length, const char *body, size_t bodylen,
+    int status)
+{
+	struct env	e;
+	struct result	r;
+
+	env_request(&e, conf, "POST", "key-acme", type, length);
+	run(f, &ep_sms, &e, body, bodylen, &r);
+	assert_problem(&r, status);
+	result_free(&r);
+}
+
+/* The 202 of the echo handler. */
+static void
+assert_accepted(const struct result *r)
+{
+	if (r->status != 202)
+		fail_msg("wanted 202, got:\n%s", r->raw);
+}
+
 static void
 test_run_ok(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 	char		 buf[256];
 	json_t		*v;
 
-	env_request(&e, f->conf, "POST", "key-acme", "application/json",
-	    "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	post_good(f, f->conf, &ep_sms, "key-acme", &r);
+	assert_accepted(&r);
 	assert_int_equal(r.rc, 0);
 	assert_true(strncmp(r.raw, "Status: 202 Accepted\r\n", 22) == 0);
 	assert_non_null(header_value(&r, "X-Handler", buf, sizeof(buf)));
@@ -853,8 +893,7 @@ test_run_json_with_charset(void **state)
 	env_request(&e, f->conf, "POST", "key-acme",
 	    "application/json; charset=utf-8", "13");
 	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_accepted(&r);
 	result_free(&r);
 }
 
@@ -862,15 +901,23 @@ static void
 test_run_star_scope(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-all", "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	post_good(f, f->conf, &ep_sms, "key-all", &r);
+	assert_accepted(&r);
 	assert_string_equal(seen.client, "boss");
 	result_free(&r);
+}
+
+/* A 405 whose Allow names allow. */
+static void
+assert_405(const struct result *r, const char *allow)
+{
+	char	buf[256];
+
+	assert_problem(r, 405);
+	assert_non_null(header_value(r, "Allow", buf, sizeof(buf)));
+	assert_string_equal(buf, allow);
 }
 
 static void
@@ -879,155 +926,86 @@ test_run_wrong_method(void **state)
 	struct fixture	*f = *state;
 	struct env	 e;
 	struct result	 r;
-	char		 buf[256];
 
-	env_request(&e, f->conf, "GET", "key-acme", NULL, NULL);
-	run(f, &ep_sms, &e, NULL, 0, &r);
-	assert_problem(&r, 405);
-	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
-	assert_string_equal(buf, "POST");
+	get(f, f->conf, &ep_sms, "key-acme", &r);
+	assert_405(&r, "POST");
 	result_free(&r);
 
 	/* Before the key is looked at. */
 	env_request(&e, f->conf, "PUT", NULL, "application/json", "13");
 	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 405);
-	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
-	assert_string_equal(buf, "POST");
+	assert_405(&r, "POST");
 	result_free(&r);
 
-	env_request(&e, f->conf, "POST", NULL, "application/json", "13");
-	run(f, &ep_ping, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 405);
-	assert_non_null(header_value(&r, "Allow", buf, sizeof(buf)));
-	assert_string_equal(buf, "GET");
+	post_good(f, f->conf, &ep_ping, NULL, &r);
+	assert_405(&r, "GET");
 	result_free(&r);
-}
-
-static void
-assert_401(const struct result *r)
-{
-	char	buf[256];
-
-	assert_problem(r, 401);
-	assert_non_null(header_value(r, "WWW-Authenticate", buf,
-	    sizeof(buf)));
-	assert_string_equal(buf, "ApiKey header=\"X-API-KEY\"");
 }
 
 static void
 test_run_missing_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", NULL, "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_401(&r);
-	result_free(&r);
+	post_problem(f, f->conf, &ep_sms, NULL, 401);
 }
 
 static void
 test_run_empty_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "", "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_401(&r);
-	result_free(&r);
+	post_problem(f, f->conf, &ep_sms, "", 401);
 }
 
 static void
 test_run_unknown_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-nobody", "application/json",
-	    "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_401(&r);
-	result_free(&r);
+	post_problem(f, f->conf, &ep_sms, "key-nobody", 401);
 }
 
 static void
 test_run_disabled_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-off", "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 403);
-	result_free(&r);
+	post_problem(f, f->conf, &ep_sms, "key-off", 403);
 }
 
 static void
 test_run_missing_scope(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-mail", "application/json",
-	    "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 403);
-	result_free(&r);
-
-	env_request(&e, f->conf, "POST", "key-acme", "application/json",
-	    "13");
-	run(f, &ep_email, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 403);
-	result_free(&r);
+	post_problem(f, f->conf, &ep_sms, "key-mail", 403);
+	post_problem(f, f->conf, &ep_email, "key-acme", 403);
 }
 
 static void
 test_run_no_content_length(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-acme", "application/json", NULL);
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 411);
-	result_free(&r);
+	post_acme_problem(f, f->conf, "application/json", NULL, GOOD_BODY, 13,
+	    411);
 }
 
 static void
 test_run_too_large(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
 	/* Over the default 1 MiB: refused before any byte is read. */
-	env_request(&e, f->conf, "POST", "key-acme", "application/json",
-	    "1048577");
-	run(f, &ep_sms, &e, NULL, 0, &r);
-	assert_problem(&r, 413);
-	result_free(&r);
-
+	post_acme_problem(f, f->conf, "application/json", "1048577", NULL, 0,
+	    413);
 	/* Over a configured limit. */
-	env_request(&e, f->conf_small, "POST", "key-acme", "application/json",
-	    "17");
-	run(f, &ep_sms, &e, "{\"x\":\"123456789\"}", 17, &r);
-	assert_problem(&r, 413);
-	result_free(&r);
-
+	post_acme_problem(f, f->conf_small, "application/json", "17",
+	    "{\"x\":\"123456789\"}", 17, 413);
 	/* A CONTENT_LENGTH that is not a number is over any limit. */
-	env_request(&e, f->conf, "POST", "key-acme", "application/json",
-	    "lots");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 413);
-	result_free(&r);
+	post_acme_problem(f, f->conf, "application/json", "lots", GOOD_BODY,
+	    13, 413);
 }
 
 static void
@@ -1041,8 +1019,7 @@ test_run_at_limit(void **state)
 	env_request(&e, f->conf_small, "POST", "key-acme", "application/json",
 	    "16");
 	run(f, &ep_sms, &e, "{\"x\":\"12345678\"}", 16, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_accepted(&r);
 	assert_int_equal(seen.limit_body, 16);
 	result_free(&r);
 }
@@ -1058,8 +1035,7 @@ test_run_email_limit(void **state)
 	env_request(&e, f->conf_small, "POST", "key-mail", "application/json",
 	    "17");
 	run(f, &ep_email, &e, "{\"x\":\"123456789\"}", 17, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	assert_accepted(&r);
 	assert_string_equal(seen.client, "mail");
 	result_free(&r);
 }
@@ -1068,43 +1044,23 @@ static void
 test_run_wrong_content_type(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-acme", "text/plain", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 415);
-	result_free(&r);
-
-	env_request(&e, f->conf, "POST", "key-acme", NULL, "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 415);
-	result_free(&r);
+	post_acme_problem(f, f->conf, "text/plain", "13", GOOD_BODY, 13, 415);
+	post_acme_problem(f, f->conf, NULL, "13", GOOD_BODY, 13, 415);
 }
 
 static void
 test_run_bad_json(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf, "POST", "key-acme", "application/json", "7");
-	run(f, &ep_sms, &e, "{\"x\":1,", 7, &r);
-	assert_problem(&r, 400);
-	result_free(&r);
-
+	post_acme_problem(f, f->conf, "application/json", "7", "{\"x\":1,", 7,
+	    400);
 	/* Valid JSON text but invalid UTF-8 inside a string. */
-	env_request(&e, f->conf, "POST", "key-acme", "application/json", "10");
-	run(f, &ep_sms, &e, "{\"x\":\"\xff\xfe\"}", 10, &r);
-	assert_problem(&r, 400);
-	result_free(&r);
-
+	post_acme_problem(f, f->conf, "application/json", "10",
+	    "{\"x\":\"\xff\xfe\"}", 10, 400);
 	/* An empty body is not JSON either. */
-	env_request(&e, f->conf, "POST", "key-acme", "application/json", "0");
-	run(f, &ep_sms, &e, "", 0, &r);
-	assert_problem(&r, 400);
-	result_free(&r);
+	post_acme_problem(f, f->conf, "application/json", "0", "", 0, 400);
 }
 
 static void
@@ -1127,13 +1083,10 @@ static void
 test_run_spool_unavailable(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 	char		 buf[256];
 
-	env_request(&e, f->conf_nospool, "POST", "key-acme",
-	    "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
+	post_good(f, f->conf_nospool, &ep_sms, "key-acme", &r);
 	assert_problem(&r, 503);
 	/* CONTRACT 4: a 503 carries Retry-After. */
 	assert_non_null(header_value(&r, "Retry-After", buf, sizeof(buf)));
@@ -1145,14 +1098,11 @@ static void
 test_run_no_spool_needed(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 
 	/* An endpoint without needs_spool runs with a broken spool. */
-	env_request(&e, f->conf_nospool, "GET", "key-mail", NULL, NULL);
-	run(f, &ep_templates, &e, NULL, 0, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	get(f, f->conf_nospool, &ep_templates, "key-mail", &r);
+	assert_accepted(&r);
 	assert_false(seen.has_spool);
 	assert_false(seen.has_body);
 	assert_true(seen.has_client);
@@ -1164,25 +1114,20 @@ static void
 test_run_any_valid_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 
 	/* scope 0: any valid key, still not a disabled or unknown one. */
-	env_request(&e, f->conf, "GET", "key-acme", NULL, NULL);
-	run(f, &ep_templates, &e, NULL, 0, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	get(f, f->conf, &ep_templates, "key-acme", &r);
+	assert_accepted(&r);
 	result_free(&r);
 	memset(&seen, 0, sizeof(seen));
 
-	env_request(&e, f->conf, "GET", "key-off", NULL, NULL);
-	run(f, &ep_templates, &e, NULL, 0, &r);
+	get(f, f->conf, &ep_templates, "key-off", &r);
 	assert_problem(&r, 403);
 	result_free(&r);
 
-	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
-	run(f, &ep_templates, &e, NULL, 0, &r);
-	assert_401(&r);
+	get(f, f->conf, &ep_templates, NULL, &r);
+	assert_problem(&r, 401);
 	result_free(&r);
 }
 
@@ -1190,29 +1135,22 @@ static void
 test_run_ping_ignores_key(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 
-	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
-	run(f, &ep_ping, &e, NULL, 0, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	get(f, f->conf, &ep_ping, NULL, &r);
+	assert_accepted(&r);
 	assert_false(seen.has_client);
 	assert_false(seen.has_spool);
 	result_free(&r);
 
 	/* A bad key is not even looked at. */
-	env_request(&e, f->conf, "GET", "key-nobody", NULL, NULL);
-	run(f, &ep_ping, &e, NULL, 0, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	get(f, f->conf, &ep_ping, "key-nobody", &r);
+	assert_accepted(&r);
 	result_free(&r);
 
 	/* Nor a missing keys file. */
-	env_request(&e, f->conf_nokeys, "GET", NULL, NULL, NULL);
-	run(f, &ep_ping, &e, NULL, 0, &r);
-	if (r.status != 202)
-		fail_msg("wanted 202, got:\n%s", r.raw);
+	get(f, f->conf_nokeys, &ep_ping, NULL, &r);
+	assert_accepted(&r);
 	result_free(&r);
 }
 
@@ -1220,12 +1158,10 @@ static void
 test_run_ping_handler_gets_request(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
 	struct result	 r;
 
 	/* cgi.h: a handler is a function of a request; ctx->req is set. */
-	env_request(&e, f->conf, "GET", NULL, NULL, NULL);
-	run(f, &ep_ping, &e, NULL, 0, &r);
+	get(f, f->conf, &ep_ping, NULL, &r);
 	result_free(&r);
 	assert_int_equal(seen.called, 1);
 	assert_true(seen.has_req);
@@ -1235,29 +1171,18 @@ static void
 test_run_missing_config(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 	char		 conf[512];
 
 	snprintf(conf, sizeof(conf), "%s/no-such.conf", f->dir);
-	env_request(&e, conf, "POST", "key-acme", "application/json", "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 500);
-	result_free(&r);
+	post_problem(f, conf, &ep_sms, "key-acme", 500);
 }
 
 static void
 test_run_missing_keys_file(void **state)
 {
 	struct fixture	*f = *state;
-	struct env	 e;
-	struct result	 r;
 
-	env_request(&e, f->conf_nokeys, "POST", "key-acme", "application/json",
-	    "13");
-	run(f, &ep_sms, &e, GOOD_BODY, 13, &r);
-	assert_problem(&r, 500);
-	result_free(&r);
+	post_problem(f, f->conf_nokeys, &ep_sms, "key-acme", 500);
 }
 
 static void
@@ -1306,7 +1231,7 @@ test_request_drain_over_the_cap(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_request_init),

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +24,22 @@
 #define MIB		(KIB * 1024)
 #define GIB		(MIB * 1024)
 
+/* The fixture is the scratch directory alone. */
 static int
 setup_tmp(void **state)
 {
-	char	*dir;
-
-	if ((dir = strdup("/tmp/msgspool-test-config-XXXXXX")) == NULL)
+	if ((*state = tu_fixture_new(TU_DIR_SIZE, "config")) == NULL)
 		return -1;
-	if (mkdtemp(dir) == NULL) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
 	return 0;
 }
 
-static int
-teardown_tmp(void **state)
-{
-	char	*dir = *state;
-
-	tu_rmtree(dir);
-	free(dir);
-	return 0;
-}
-
+/* Write text to dir/name; that path in path. */
 static void
 write_file(const char *dir, const char *name, const char *text, char *path,
     size_t pathlen)
 {
-	FILE	*f;
-
 	snprintf(path, pathlen, "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
+	tu_write_text(path, text);
 }
 
 /* Parse text as CONF_PATH; the test fails if it does not parse. */
@@ -730,6 +709,7 @@ test_default_path_compiled_in(void **state)
 int
 main(void)
 {
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup_tmp, tu_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_level_keys),
 		cmocka_unit_test(test_inline_comments),
@@ -741,27 +721,18 @@ main(void)
 		cmocka_unit_test(test_error_missing_equals),
 		cmocka_unit_test(test_error_bad_section),
 		cmocka_unit_test(test_error_empty_section),
-		cmocka_unit_test_setup_teardown(test_load_file, setup_tmp,
-		    teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_load_missing_file,
-		    setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_load_error_line_number,
-		    setup_tmp, teardown_tmp),
+		T(test_load_file),
+		T(test_load_missing_file),
+		T(test_load_error_line_number),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_path_relative_and_absolute),
 		cmocka_unit_test(test_path_default),
-		cmocka_unit_test_setup_teardown(
-		    test_path_relative_to_loaded_file, setup_tmp,
-		    teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_secret_from_file,
-		    setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(
-		    test_secret_one_newline_removed, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_secret_relative_file,
-		    setup_tmp, teardown_tmp),
+		T(test_path_relative_to_loaded_file),
+		T(test_secret_from_file),
+		T(test_secret_one_newline_removed),
+		T(test_secret_relative_file),
 		cmocka_unit_test(test_secret_inline),
-		cmocka_unit_test_setup_teardown(test_secret_missing_file,
-		    setup_tmp, teardown_tmp),
+		T(test_secret_missing_file),
 		cmocka_unit_test(test_secret_absent),
 		cmocka_unit_test(test_size_values),
 		cmocka_unit_test(test_size_bad_values),
@@ -775,6 +746,7 @@ main(void)
 		cmocka_unit_test(test_default_path_env),
 		cmocka_unit_test(test_default_path_compiled_in),
 	};
+#undef T
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

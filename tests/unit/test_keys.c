@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include "testutil.h"
 
 struct fixture {
-	char	dir[64];
+	char	dir[TU_DIR_SIZE];	/* first: see testutil.h */
 	char	keys[128];
 };
 
@@ -30,36 +29,11 @@ setup(void **state)
 {
 	struct fixture	*f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = tu_fixture_new(sizeof(*f), "keys")) == NULL)
 		return -1;
-	if (tu_mkdtemp(f->dir, sizeof(f->dir), "keys") == -1) {
-		free(f);
-		return -1;
-	}
 	snprintf(f->keys, sizeof(f->keys), "%s/keys", f->dir);
 	*state = f;
 	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	tu_rmtree(f->dir);
-	free(f);
-	return 0;
-}
-
-/* "client:HASH(key):scopes" plus suffix (":disabled" or ""). */
-static void
-key_line(char *out, size_t len, const char *client, const char *key,
-    const char *scopes, const char *suffix)
-{
-	char	hex[KEY_HASH_HEX + 1];
-
-	keys_hash_hex(key, strlen(key), hex);
-	snprintf(out, len, "%s:%s:%s%s\n", client, hex, scopes, suffix);
 }
 
 static enum keys_result
@@ -67,6 +41,31 @@ lookup(const char *path, const char *key, struct client *c)
 {
 	memset(c, 0x5a, sizeof(*c));
 	return keys_lookup(path, key, strlen(key), c);
+}
+
+/* key is an enabled key of client id with scopes. */
+static void
+assert_key(const struct fixture *f, const char *key, const char *id,
+    unsigned scopes)
+{
+	struct client	c;
+
+	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
+	assert_string_equal(c.id, id);
+	assert_int_equal(c.scopes, scopes);
+	assert_int_equal(c.disabled, 0);
+}
+
+/* The file at path still reads as before, which is freed. */
+static void
+assert_unchanged(const char *path, char *before)
+{
+	char	*after;
+
+	after = tu_read_text(path);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
 }
 
 static void
@@ -96,26 +95,27 @@ write_sample(const struct fixture *f)
 
 	text[0] = '\0';
 	strcat(text, "# msgspool keys\n\n   # indented comment\n");
-	key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
+	tu_key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
 	strcat(text, line);
 	strcat(text, "this line is garbage\n");
 	/* Malformed lines whose hash would match: must be skipped. */
-	key_line(line, sizeof(line), ".hidden", "key-badid", "sms", "");
+	tu_key_line(line, sizeof(line), ".hidden", "key-badid", "sms", "");
 	strcat(text, line);
-	key_line(line, sizeof(line), "bad id", "key-space", "sms", "");
+	tu_key_line(line, sizeof(line), "bad id", "key-space", "sms", "");
 	strcat(text, line);
 	keys_hash_hex("key-noscope", strlen("key-noscope"), h);
 	snprintf(line, sizeof(line), "noscope:%s\n", h);
 	strcat(text, line);
 	strcat(text, "shorthash:abcdef:sms\n");
 	/* A commented-out key does not count. */
-	key_line(line, sizeof(line), "# ghost", "key-ghost", "sms", "");
+	tu_key_line(line, sizeof(line), "# ghost", "key-ghost", "sms", "");
 	strcat(text, line);
-	key_line(line, sizeof(line), "old", "key-old", "email", ":disabled");
+	tu_key_line(line, sizeof(line), "old", "key-old", "email", ":disabled");
 	strcat(text, line);
-	key_line(line, sizeof(line), "all", "key-all", "*", "");
+	tu_key_line(line, sizeof(line), "all", "key-all", "*", "");
 	strcat(text, line);
-	key_line(line, sizeof(line), "voicy", "key-voice", "email,voice", "");
+	tu_key_line(line, sizeof(line), "voicy", "key-voice", "email,voice",
+	    "");
 	strcat(text, line);
 	tu_write_text(f->keys, text);
 }
@@ -124,22 +124,12 @@ static void
 test_lookup_ok(void **state)
 {
 	struct fixture	*f = *state;
-	struct client	 c;
 
 	write_sample(f);
-	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
-	assert_string_equal(c.id, "acme");
-	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
-	assert_int_equal(c.disabled, 0);
-
-	assert_int_equal(lookup(f->keys, "key-all", &c), KEYS_OK);
-	assert_string_equal(c.id, "all");
-	assert_int_equal(c.scopes, SCOPE_ALL);
-
+	assert_key(f, "key-acme", "acme", SCOPE_SMS | SCOPE_OTT);
+	assert_key(f, "key-all", "all", SCOPE_ALL);
 	/* After the malformed lines, parsing goes on. */
-	assert_int_equal(lookup(f->keys, "key-voice", &c), KEYS_OK);
-	assert_string_equal(c.id, "voicy");
-	assert_int_equal(c.scopes, SCOPE_EMAIL | SCOPE_VOICE);
+	assert_key(f, "key-voice", "voicy", SCOPE_EMAIL | SCOPE_VOICE);
 }
 
 static void
@@ -195,7 +185,7 @@ test_lookup_empty_key(void **state)
 	char		 text[256];
 
 	/* Even with a line for the empty key, "" is unknown. */
-	key_line(text, sizeof(text), "empty", "", "sms", "");
+	tu_key_line(text, sizeof(text), "empty", "", "sms", "");
 	tu_write_text(f->keys, text);
 	assert_int_equal(keys_lookup(f->keys, "", 0, &c), KEYS_UNKNOWN);
 	assert_int_equal(keys_lookup(f->keys, "abc", 0, &c), KEYS_UNKNOWN);
@@ -237,15 +227,12 @@ static void
 test_lookup_no_trailing_newline(void **state)
 {
 	struct fixture	*f = *state;
-	struct client	 c;
 	char		 text[256];
 
-	key_line(text, sizeof(text), "acme", "key-acme", "sms", "");
+	tu_key_line(text, sizeof(text), "acme", "key-acme", "sms", "");
 	text[strlen(text) - 1] = '\0';
 	tu_write_text(f->keys, text);
-	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
-	assert_string_equal(c.id, "acme");
-	assert_int_equal(c.scopes, SCOPE_SMS);
+	assert_key(f, "key-acme", "acme", SCOPE_SMS);
 }
 
 static void
@@ -256,10 +243,10 @@ test_lookup_crlf_lines(void **state)
 	char		 text[512], line[256];
 
 	/* A keys file edited on another system: CRLF line ends. */
-	key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
+	tu_key_line(line, sizeof(line), "acme", "key-acme", "sms,ott", "");
 	line[strlen(line) - 1] = '\0';
 	snprintf(text, sizeof(text), "# keys\r\n%s\r\n", line);
-	key_line(line, sizeof(line), "old", "key-old", "sms", ":disabled");
+	tu_key_line(line, sizeof(line), "old", "key-old", "sms", ":disabled");
 	line[strlen(line) - 1] = '\0';
 	strcat(text, line);
 	strcat(text, "\r\n");
@@ -368,7 +355,7 @@ test_add_then_lookup(void **state)
 	struct client	 c;
 	char		 key[128], err[256] = "", line[256], *text;
 
-	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	tu_key_line(line, sizeof(line), "other", "key-other", "sms", "");
 	text = malloc(512);
 	assert_non_null(text);
 	snprintf(text, 512, "# keep this comment\n%s", line);
@@ -383,10 +370,7 @@ test_add_then_lookup(void **state)
 	assert_int_equal(strlen(key), 44);
 	assert_true(url_safe(key));
 
-	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
-	assert_string_equal(c.id, "newco");
-	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
-	assert_int_equal(c.disabled, 0);
+	assert_key(f, key, "newco", SCOPE_SMS | SCOPE_OTT);
 
 	/* What was there stays. */
 	assert_int_equal(lookup(f->keys, "key-other", &c), KEYS_OK);
@@ -403,23 +387,18 @@ static void
 test_add_file_without_trailing_newline(void **state)
 {
 	struct fixture	*f = *state;
-	struct client	 c;
 	char		 key[128], err[256] = "", line[256];
 
 	/* An operator's editor may leave the last line unterminated. */
-	key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
+	tu_key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
 	line[strlen(line) - 1] = '\0';
 	tu_write_text(f->keys, line);
 	if (keys_add(f->keys, "newco", "ott", key, sizeof(key), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add: %s", err);
 	/* Both the old line and the new one still work. */
-	assert_int_equal(lookup(f->keys, "key-acme", &c), KEYS_OK);
-	assert_string_equal(c.id, "acme");
-	assert_int_equal(c.scopes, SCOPE_SMS);
-	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
-	assert_string_equal(c.id, "newco");
-	assert_int_equal(c.scopes, SCOPE_OTT);
+	assert_key(f, "key-acme", "acme", SCOPE_SMS);
+	assert_key(f, key, "newco", SCOPE_OTT);
 	assert_well_formed(f->keys);
 }
 
@@ -442,7 +421,7 @@ static void
 test_add_refuses_enabled_duplicate(void **state)
 {
 	struct fixture	*f = *state;
-	char		 key[128], key2[128], err[256] = "", *before, *after;
+	char		 key[128], key2[128], err[256] = "", *before;
 
 	tu_write_text(f->keys, "# keys\n");
 	assert_int_equal(keys_add(f->keys, "newco", "sms", key, sizeof(key),
@@ -452,11 +431,8 @@ test_add_refuses_enabled_duplicate(void **state)
 	assert_int_equal(keys_add(f->keys, "newco", "email", key2,
 	    sizeof(key2), err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
-	after = tu_read_text(f->keys);
 	/* Refused: the file is untouched. */
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	assert_unchanged(f->keys, before);
 	assert_well_formed(f->keys);
 }
 
@@ -464,7 +440,6 @@ static void
 test_add_two_clients_distinct_keys(void **state)
 {
 	struct fixture	*f = *state;
-	struct client	 c;
 	char		 k1[128], k2[128], err[256] = "";
 
 	tu_write_text(f->keys, "");
@@ -473,12 +448,8 @@ test_add_two_clients_distinct_keys(void **state)
 	assert_int_equal(keys_add(f->keys, "two", "email", k2, sizeof(k2), err,
 	    sizeof(err)), 0);
 	assert_string_not_equal(k1, k2);
-	assert_int_equal(lookup(f->keys, k1, &c), KEYS_OK);
-	assert_string_equal(c.id, "one");
-	assert_int_equal(c.scopes, SCOPE_SMS);
-	assert_int_equal(lookup(f->keys, k2, &c), KEYS_OK);
-	assert_string_equal(c.id, "two");
-	assert_int_equal(c.scopes, SCOPE_EMAIL);
+	assert_key(f, k1, "one", SCOPE_SMS);
+	assert_key(f, k2, "two", SCOPE_EMAIL);
 	assert_well_formed(f->keys);
 }
 
@@ -486,7 +457,7 @@ static void
 test_add_bad_arguments(void **state)
 {
 	struct fixture	*f = *state;
-	char		 key[128], err[256], *before, *after;
+	char		 key[128], err[256], *before;
 
 	tu_write_text(f->keys, "# keys\n");
 	before = tu_read_text(f->keys);
@@ -502,10 +473,7 @@ test_add_bad_arguments(void **state)
 	assert_int_equal(keys_add(f->keys, "good", "bogus", key, sizeof(key),
 	    err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
-	after = tu_read_text(f->keys);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	assert_unchanged(f->keys, before);
 }
 
 static void
@@ -515,7 +483,7 @@ test_disable(void **state)
 	struct client	 c;
 	char		 key[128], err[256] = "", line[256];
 
-	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	tu_key_line(line, sizeof(line), "other", "key-other", "sms", "");
 	tu_write_text(f->keys, line);
 	assert_int_equal(keys_add(f->keys, "newco", "sms,email", key,
 	    sizeof(key), err, sizeof(err)), 0);
@@ -537,11 +505,11 @@ test_disable_every_line_of_client(void **state)
 	char		 text[1024], line[256], err[256] = "";
 
 	text[0] = '\0';
-	key_line(line, sizeof(line), "multi", "key-m1", "sms", "");
+	tu_key_line(line, sizeof(line), "multi", "key-m1", "sms", "");
 	strcat(text, line);
-	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	tu_key_line(line, sizeof(line), "other", "key-other", "sms", "");
 	strcat(text, line);
-	key_line(line, sizeof(line), "multi", "key-m2", "email", "");
+	tu_key_line(line, sizeof(line), "multi", "key-m2", "email", "");
 	strcat(text, line);
 	tu_write_text(f->keys, text);
 	assert_int_equal(keys_disable(f->keys, "multi", err, sizeof(err)), 0);
@@ -555,18 +523,15 @@ static void
 test_disable_unknown_client(void **state)
 {
 	struct fixture	*f = *state;
-	char		 line[256], err[256] = "", *before, *after;
+	char		 line[256], err[256] = "", *before;
 
-	key_line(line, sizeof(line), "other", "key-other", "sms", "");
+	tu_key_line(line, sizeof(line), "other", "key-other", "sms", "");
 	tu_write_text(f->keys, line);
 	before = tu_read_text(f->keys);
 	assert_int_equal(keys_disable(f->keys, "nobody", err, sizeof(err)),
 	    -1);
 	assert_true(err[0] != '\0');
-	after = tu_read_text(f->keys);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	assert_unchanged(f->keys, before);
 }
 
 static void
@@ -593,7 +558,7 @@ test_add_after_disable(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_known_vectors),
 		T(test_lookup_ok),

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,7 @@
 #include "testutil.h"
 
 struct capture {
-	char	 dir[64];
+	char	 dir[TU_DIR_SIZE];	/* first: see testutil.h */
 	char	 path[128];
 	int	 fd;
 	int	 saved;
@@ -36,26 +35,12 @@ setup(void **state)
 {
 	struct capture	*c;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = tu_fixture_new(sizeof(*c), "log")) == NULL)
 		return -1;
-	if (tu_mkdtemp(c->dir, sizeof(c->dir), "log") == -1) {
-		free(c);
-		return -1;
-	}
 	snprintf(c->path, sizeof(c->path), "%s/stderr", c->dir);
 	c->fd = -1;
 	c->saved = -1;
 	*state = c;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct capture	*c = *state;
-
-	tu_rmtree(c->dir);
-	free(c);
 	return 0;
 }
 
@@ -267,22 +252,17 @@ test_long_message_one_line(void **state)
 int
 main(void)
 {
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_one_line, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_newline_replaced, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_trailing_newline_in_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_format_arguments, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_prefix_pid_name_year,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_three_calls_three_lines,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_long_message_one_line,
-		    setup, teardown),
+		T(test_one_line),
+		T(test_newline_replaced),
+		T(test_trailing_newline_in_message),
+		T(test_format_arguments),
+		T(test_prefix_pid_name_year),
+		T(test_three_calls_three_lines),
+		T(test_long_message_one_line),
 	};
+#undef T
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

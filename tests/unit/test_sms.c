@@ -7,7 +7,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include "testutil.h"
 
 struct fixture {
-	char		 dir[64];
+	char		 dir[TU_DIR_SIZE];	/* first: see testutil.h */
 	struct spool	*sp;
 };
 
@@ -31,11 +30,10 @@ setup(void **state)
 	struct fixture	*f;
 	char		 err[256];
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = tu_fixture_new(sizeof(*f), "sms")) == NULL)
 		return -1;
-	if (tu_mkdtemp(f->dir, sizeof(f->dir), "sms") == -1 ||
-	    (f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
-		free(f);
+	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
+		tu_fixture_free(f);
 		return -1;
 	}
 	*state = f;
@@ -48,8 +46,7 @@ teardown(void **state)
 	struct fixture	*f = *state;
 
 	spool_free(f->sp);
-	tu_rmtree(f->dir);
-	free(f);
+	tu_fixture_free(f);
 	return 0;
 }
 
@@ -239,20 +236,16 @@ test_prefix_in_paths(void **state)
 int
 main(void)
 {
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_queued_now, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_scheduled, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_past_send_at_is_now,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_invalid_spools_nothing,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_body_length_in_characters,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_prefix_in_paths, setup,
-		    teardown),
+		T(test_queued_now),
+		T(test_scheduled),
+		T(test_past_send_at_is_now),
+		T(test_invalid_spools_nothing),
+		T(test_body_length_in_characters),
+		T(test_prefix_in_paths),
 	};
+#undef T
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

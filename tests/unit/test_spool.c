@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,9 @@ static const char *const state_names[SPOOL__MAX] = {
 };
 
 struct fixture {
-	char		 dir[64];	/* the temporary directory */
-	char		 root[128];	/* dir/spool */
-	struct spool	*sp;		/* open on root, created */
+	char		 dir[TU_DIR_SIZE];	/* first: see testutil.h */
+	char		 root[128];		/* dir/spool */
+	struct spool	*sp;			/* open on root, created */
 };
 
 static int
@@ -42,16 +41,11 @@ setup_dir(void **state)
 {
 	struct fixture	*f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = tu_fixture_new(sizeof(*f), "spool")) == NULL)
 		return -1;
-	if (tu_mkdtemp(f->dir, sizeof(f->dir), "spool") == -1) {
-		free(f);
-		return -1;
-	}
 	snprintf(f->root, sizeof(f->root), "%s/spool", f->dir);
 	if (mkdir(f->root, 0700) == -1) {
-		rmdir(f->dir);
-		free(f);
+		tu_fixture_free(f);
 		return -1;
 	}
 	*state = f;
@@ -82,8 +76,7 @@ teardown(void **state)
 	struct fixture	*f = *state;
 
 	spool_free(f->sp);
-	tu_rmtree(f->dir);
-	free(f);
+	tu_fixture_free(f);
 	return 0;
 }
 
@@ -139,6 +132,24 @@ load_path(const char *path)
 	return v;
 }
 
+/* The file name in d is a regular file, mode 0600, that holds doc. */
+static void
+assert_on_file(const struct fixture *f, enum spool_dir d, const char *name,
+    const json_t *doc)
+{
+	char		 path[512];
+	struct stat	 st;
+	json_t		*onfile;
+
+	state_path(f, d, name, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	onfile = load_path(path);
+	assert_true(json_equal(onfile, doc));
+	json_decref(onfile);
+}
+
 /* A fresh document with a new id (copied to id). */
 static json_t *
 new_doc(char *id, const char *body, time_t notbefore)
@@ -149,6 +160,22 @@ new_doc(char *id, const char *body, time_t notbefore)
 	doc = spool_doc_new(id, "sms", "acme", notbefore,
 	    json_pack("{s:s,s:s}", "to", "+4915112345678", "body", body));
 	assert_non_null(doc);
+	return doc;
+}
+
+/*
+ * Enqueue a fresh document with body into dest; its id in id, its file
+ * name in name.  The document, for the caller to free.
+ */
+static json_t *
+enqueue(const struct fixture *f, enum spool_dir dest, const char *body,
+    char *id, char *name, size_t namelen)
+{
+	json_t	*doc;
+
+	doc = new_doc(id, body, 0);
+	assert_int_equal(spool_enqueue(f->sp, doc, dest), MSG_OK);
+	snprintf(name, namelen, "%s.json", id);
 	return doc;
 }
 
@@ -444,27 +471,17 @@ test_doc_new_notbefore(void **state)
 static void
 check_enqueue(struct fixture *f, enum spool_dir dest)
 {
-	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
-	json_t		*doc, *onfile;
-	struct stat	 st;
+	char		 id[SPOOL_ID_LEN + 1], name[64];
+	json_t		*doc;
 	enum spool_dir	 other;
 
 	other = dest == SPOOL_NEW ? SPOOL_DEFERRED : SPOOL_NEW;
-	doc = new_doc(id, "hello", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, dest), MSG_OK);
-
+	doc = enqueue(f, dest, "hello", id, name, sizeof(name));
 	assert_int_equal(count_entries(f, dest), 1);
 	assert_int_equal(count_entries(f, other), 0);
 	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
-	snprintf(name, sizeof(name), "%s.json", id);
 	assert_true(exists(f, dest, name));
-	state_path(f, dest, name, path, sizeof(path));
-	assert_int_equal(stat(path, &st), 0);
-	assert_true(S_ISREG(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 0600);
-	onfile = load_path(path);
-	assert_true(json_equal(onfile, doc));
-	json_decref(onfile);
+	assert_on_file(f, dest, name, doc);
 	json_decref(doc);
 }
 
@@ -550,9 +567,7 @@ test_load(void **state)
 	char		 id[SPOOL_ID_LEN + 1], name[64], err[256] = "";
 	json_t		*doc, *got;
 
-	doc = new_doc(id, "load me", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_DEFERRED), MSG_OK);
-	snprintf(name, sizeof(name), "%s.json", id);
+	doc = enqueue(f, SPOOL_DEFERRED, "load me", id, name, sizeof(name));
 	got = spool_load(f->sp, SPOOL_DEFERRED, name, err, sizeof(err));
 	if (got == NULL)
 		fail_msg("spool_load: %s", err);
@@ -614,12 +629,8 @@ test_move(void **state)
 {
 	struct fixture	*f = *state;
 	char		 id[SPOOL_ID_LEN + 1], name[64];
-	json_t		*doc;
 
-	doc = new_doc(id, "x", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
-	json_decref(doc);
-	snprintf(name, sizeof(name), "%s.json", id);
+	json_decref(enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name)));
 	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_CUR, name), 0);
 	assert_false(exists(f, SPOOL_NEW, name));
 	assert_true(exists(f, SPOOL_CUR, name));
@@ -634,13 +645,10 @@ static void
 test_store_replaces_and_unlinks(void **state)
 {
 	struct fixture	*f = *state;
-	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
-	json_t		*doc, *onfile;
-	struct stat	 st;
+	char		 id[SPOOL_ID_LEN + 1], name[64];
+	json_t		*doc;
 
-	doc = new_doc(id, "x", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
-	snprintf(name, sizeof(name), "%s.json", id);
+	doc = enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name));
 	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_CUR, name), 0);
 
 	json_object_set_new(doc, "attempts", json_integer(1));
@@ -651,12 +659,7 @@ test_store_replaces_and_unlinks(void **state)
 	assert_false(exists(f, SPOOL_CUR, name));
 	assert_true(exists(f, SPOOL_SENT, name));
 	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
-	state_path(f, SPOOL_SENT, name, path, sizeof(path));
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
-	onfile = load_path(path);
-	assert_true(json_equal(onfile, doc));
-	json_decref(onfile);
+	assert_on_file(f, SPOOL_SENT, name, doc);
 	json_decref(doc);
 }
 
@@ -667,9 +670,7 @@ test_store_in_place(void **state)
 	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
 	json_t		*doc, *onfile;
 
-	doc = new_doc(id, "x", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_DEFERRED), MSG_OK);
-	snprintf(name, sizeof(name), "%s.json", id);
+	doc = enqueue(f, SPOOL_DEFERRED, "x", id, name, sizeof(name));
 	json_object_set_new(doc, "attempts", json_integer(3));
 	json_object_set_new(doc, "lastError", json_string("HTTP 503"));
 	assert_int_equal(spool_store(f->sp, SPOOL_DEFERRED, name, doc,
@@ -695,13 +696,9 @@ test_find_each_state(void **state)
 	struct fixture	*f = *state;
 	char		 id[SPOOL_ID_LEN + 1], name[64], found[SPOOL_NAME_MAX];
 	enum spool_dir	 d, prev;
-	json_t		*doc;
 	size_t		 i;
 
-	doc = new_doc(id, "x", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
-	json_decref(doc);
-	snprintf(name, sizeof(name), "%s.json", id);
+	json_decref(enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name)));
 
 	d = SPOOL__MAX;
 	assert_int_equal(spool_find(f->sp, id, &d, found), 0);
@@ -741,12 +738,8 @@ test_remove(void **state)
 {
 	struct fixture	*f = *state;
 	char		 id[SPOOL_ID_LEN + 1], name[64];
-	json_t		*doc;
 
-	doc = new_doc(id, "x", 0);
-	assert_int_equal(spool_enqueue(f->sp, doc, SPOOL_NEW), MSG_OK);
-	json_decref(doc);
-	snprintf(name, sizeof(name), "%s.json", id);
+	json_decref(enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name)));
 	assert_int_equal(spool_remove(f->sp, SPOOL_NEW, name), 0);
 	assert_false(exists(f, SPOOL_NEW, name));
 	assert_int_equal(count_entries(f, SPOOL_NEW), 0);

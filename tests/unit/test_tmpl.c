@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +45,7 @@ static const char ott_text[] =
     "Your order {{1}} ships on {{2}}.\n";
 
 struct fixture {
-	char	dir[64];
+	char	dir[TU_DIR_SIZE];	/* first: see testutil.h */
 	char	root[128];
 };
 
@@ -55,29 +54,14 @@ setup(void **state)
 {
 	struct fixture	*f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = tu_fixture_new(sizeof(*f), "tmpl")) == NULL)
 		return -1;
-	if (tu_mkdtemp(f->dir, sizeof(f->dir), "tmpl") == -1) {
-		free(f);
-		return -1;
-	}
 	snprintf(f->root, sizeof(f->root), "%s/templates", f->dir);
 	if (mkdir(f->root, 0755) == -1) {
-		rmdir(f->dir);
-		free(f);
+		tu_fixture_free(f);
 		return -1;
 	}
 	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	tu_rmtree(f->dir);
-	free(f);
 	return 0;
 }
 
@@ -86,8 +70,7 @@ static void
 put(const struct fixture *f, const char *client, const char *kind,
     const char *file, const char *text)
 {
-	char	 path[1024];
-	FILE	*fp;
+	char	path[1024];
 
 	snprintf(path, sizeof(path), "%s/%s", f->root, client);
 	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
@@ -95,10 +78,7 @@ put(const struct fixture *f, const char *client, const char *kind,
 	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
 	snprintf(path, sizeof(path), "%s/%s/%s/%s", f->root, client, kind,
 	    file);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	assert_true(fputs(text, fp) >= 0);
-	assert_int_equal(fclose(fp), 0);
+	tu_write_text(path, text);
 }
 
 static void
@@ -113,6 +93,35 @@ set_mtime(const struct fixture *f, const char *client, const char *kind,
 	tv[0].tv_sec = tv[1].tv_sec = t;
 	tv[0].tv_usec = tv[1].tv_usec = 0;
 	assert_int_equal(utimes(path, tv), 0);
+}
+
+/* Load client's template id of kind; the test fails if it does not. */
+static struct tmpl *
+load_ok(const struct fixture *f, const char *client, enum tmpl_kind kind,
+    const char *id)
+{
+	struct tmpl	*t;
+	enum msg_status	 st = MSG_OK;
+	char		 err[256] = "";
+
+	t = tmpl_load(f->root, client, kind, id, &st, err, sizeof(err));
+	if (t == NULL)
+		fail_msg("tmpl_load %s: %s", id, err);
+	return t;
+}
+
+/* Loading client's template id of kind fails with want and a reason. */
+static void
+load_fails(const struct fixture *f, const char *client,
+    enum tmpl_kind kind, const char *id, enum msg_status want)
+{
+	enum msg_status	st = MSG_OK;
+	char		err[256] = "";
+
+	assert_null(tmpl_load(f->root, client, kind, id, &st, err,
+	    sizeof(err)));
+	assert_int_equal(st, want);
+	assert_true(err[0] != '\0');
 }
 
 static struct tmpl *
@@ -262,24 +271,16 @@ test_load_found(void **state)
 {
 	struct fixture	*f = *state;
 	struct tmpl	*t;
-	enum msg_status	 st = MSG_TEMPFAIL;
-	char		 err[256] = "";
 
 	put(f, "acme", "email", "welcome.tmpl", email_text);
 	put(f, "acme", "ott", "shipped.tmpl", ott_text);
-	t = tmpl_load(f->root, "acme", TMPL_EMAIL, "welcome", &st, err,
-	    sizeof(err));
-	if (t == NULL)
-		fail_msg("tmpl_load email: %s", err);
+	t = load_ok(f, "acme", TMPL_EMAIL, "welcome");
 	assert_string_equal(t->id, "welcome");
 	assert_string_equal(t->subject, "Hello {{name}}");
 	assert_memory_equal(t->body, email_body, strlen(email_body));
 	tmpl_free(t);
 
-	t = tmpl_load(f->root, "acme", TMPL_OTT, "shipped", &st, err,
-	    sizeof(err));
-	if (t == NULL)
-		fail_msg("tmpl_load ott: %s", err);
+	t = load_ok(f, "acme", TMPL_OTT, "shipped");
 	assert_int_equal(t->parameters, 2);
 	assert_string_equal(t->provider_template, "order_shipped");
 	tmpl_free(t);
@@ -290,16 +291,11 @@ test_load_created_from_file_mtime(void **state)
 {
 	struct fixture	*f = *state;
 	struct tmpl	*t;
-	enum msg_status	 st;
-	char		 err[256] = "";
 
 	put(f, "acme", "email", "nodate.tmpl",
 	    "Name: No date\nSubject: s\nFrom: a@b.example\n\nbody\n");
 	set_mtime(f, "acme", "email", "nodate.tmpl", (time_t)1700000000);
-	t = tmpl_load(f->root, "acme", TMPL_EMAIL, "nodate", &st, err,
-	    sizeof(err));
-	if (t == NULL)
-		fail_msg("tmpl_load: %s", err);
+	t = load_ok(f, "acme", TMPL_EMAIL, "nodate");
 	assert_string_equal(t->created, "2023-11-14T22:13:20Z");
 	tmpl_free(t);
 }
@@ -308,42 +304,24 @@ static void
 test_load_not_found(void **state)
 {
 	struct fixture	*f = *state;
-	enum msg_status	 st;
-	char		 err[256];
 
 	put(f, "acme", "email", "welcome.tmpl", email_text);
 	put(f, "acme", "ott", "shipped.tmpl", ott_text);
 	put(f, "other", "email", "theirs.tmpl", email_text);
 
-	st = MSG_OK;
-	err[0] = '\0';
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, "nope", &st, err,
-	    sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
-	assert_true(err[0] != '\0');
+	load_fails(f, "acme", TMPL_EMAIL, "nope", MSG_PERMFAIL);
 	/* The wrong kind. */
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_OTT, "welcome", &st, err,
-	    sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_OTT, "welcome", MSG_PERMFAIL);
 	/* Another client's template is not owned. */
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, "theirs", &st, err,
-	    sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_EMAIL, "theirs", MSG_PERMFAIL);
 	/* A client with no directory at all. */
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "ghost", TMPL_EMAIL, "welcome", &st,
-	    err, sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
+	load_fails(f, "ghost", TMPL_EMAIL, "welcome", MSG_PERMFAIL);
 }
 
 static void
 test_load_invalid_id_no_path_built(void **state)
 {
 	struct fixture	*f = *state;
-	enum msg_status	 st;
-	char		 err[256];
 
 	/*
 	 * Files that an unchecked id would reach: a traversal into ott/,
@@ -353,40 +331,21 @@ test_load_invalid_id_no_path_built(void **state)
 	put(f, "acme", "email", ".hidden.tmpl", email_text);
 	put(f, "other", "email", "theirs.tmpl", email_text);
 
-	st = MSG_OK;
-	err[0] = '\0';
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, "../ott/shipped",
-	    &st, err, sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
-	assert_true(err[0] != '\0');
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, ".hidden", &st,
-	    err, sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL,
-	    "../../other/email/theirs", &st, err, sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, "", &st, err,
-	    sizeof(err)));
-	assert_int_equal(st, MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_EMAIL, "../ott/shipped", MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_EMAIL, ".hidden", MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_EMAIL, "../../other/email/theirs",
+	    MSG_PERMFAIL);
+	load_fails(f, "acme", TMPL_EMAIL, "", MSG_PERMFAIL);
 }
 
 static void
 test_load_malformed_is_tempfail(void **state)
 {
 	struct fixture	*f = *state;
-	enum msg_status	 st;
-	char		 err[256] = "";
 
 	put(f, "acme", "email", "broken.tmpl",
 	    "Name: X\nnot a header line\n\nbody\n");
-	st = MSG_OK;
-	assert_null(tmpl_load(f->root, "acme", TMPL_EMAIL, "broken", &st, err,
-	    sizeof(err)));
-	assert_int_equal(st, MSG_TEMPFAIL);
-	assert_true(err[0] != '\0');
+	load_fails(f, "acme", TMPL_EMAIL, "broken", MSG_TEMPFAIL);
 }
 
 static void
@@ -650,7 +609,7 @@ test_merge_single_pass(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_id_valid),
 		cmocka_unit_test(test_parse_email),

@@ -1,5 +1,5 @@
 /*
- * testutil.c: the scratch directory and file helpers of the unit tests.
+ * testutil.c: the fixture, file and keys file helpers of the unit tests.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keys.h"
 #include "testutil.h"
 
 #define READ_MAX	65536
@@ -43,6 +44,47 @@ void
 tu_rmtree(const char *dir)
 {
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void *
+tu_fixture_new(size_t size, const char *name)
+{
+	char	*f;
+
+	if (size < TU_DIR_SIZE || (f = calloc(1, size)) == NULL)
+		return NULL;
+	if (tu_mkdtemp(f, TU_DIR_SIZE, name) == -1) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void
+tu_fixture_free(void *f)
+{
+	if (f == NULL)
+		return;
+	tu_rmtree(f);
+	free(f);
+}
+
+int
+tu_teardown(void **state)
+{
+	tu_fixture_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+void
+tu_key_line(char *out, size_t len, const char *client, const char *key,
+    const char *scopes, const char *suffix)
+{
+	char	hex[KEY_HASH_HEX + 1];
+
+	keys_hash_hex(key, strlen(key), hex);
+	snprintf(out, len, "%s:%s:%s%s\n", client, hex, scopes, suffix);
 }
 
 void

@@ -1,6 +1,7 @@
 /*
- * testutil.h: what the unit tests share: a scratch directory and small
- * file helpers that fail the running test on error (cmocka asserts).
+ * testutil.h: what the unit tests share: a fixture with a scratch
+ * directory, small file helpers that fail the running test on error
+ * (cmocka asserts), and the lines of a keys file.
  */
 #ifndef MSGSPOOL_TESTUTIL_H
 #define MSGSPOOL_TESTUTIL_H
@@ -15,6 +16,27 @@ int	 tu_mkdtemp(char *dir, size_t len, const char *name);
 
 /* Remove dir and everything below it, without following links. */
 void	 tu_rmtree(const char *dir);
+
+/*
+ * A test fixture is a struct whose first member is char dir[TU_DIR_SIZE],
+ * the scratch directory; a bare char[TU_DIR_SIZE] is the smallest one.
+ * tu_fixture_new allocates size bytes of zeroes and makes the directory
+ * (tu_mkdtemp), or returns NULL.  tu_fixture_free removes the directory
+ * and frees the fixture; tu_teardown does that to *state, as a cmocka
+ * teardown.
+ */
+#define TU_DIR_SIZE	64
+
+void	*tu_fixture_new(size_t size, const char *name);
+void	 tu_fixture_free(void *f);
+int	 tu_teardown(void **state);
+
+/*
+ * A line of a keys file: "client:" the SHA-256 of key in hex ":scopes",
+ * then suffix (":disabled" or ""), then a newline.
+ */
+void	 tu_key_line(char *out, size_t len, const char *client,
+	    const char *key, const char *scopes, const char *suffix);
 
 /* Write len bytes (text: the string) to path, mode 0600, truncating. */
 void	 tu_write_file(const char *path, const void *data, size_t len);
