@@ -510,8 +510,10 @@ email_deliver(struct ctx *ctx)
 	json_t			*results, *item, *res, *out = NULL, *to;
 	const char		*why;
 	char			 id[SPOOL_ID_LEN + 1], err[512];
+	struct response		*r = NULL;
 	ssize_t			*slots = NULL;
 	size_t			 i, queued = 0, total;
+	int			 fail = 0;
 
 	memset(&e, 0, sizeof(e));
 	if ((e.notices = json_array()) == NULL ||
@@ -545,7 +547,13 @@ email_deliver(struct ctx *ctx)
 		json_array_append_new(results, res);
 	}
 	/* One durable commit for every recipient. */
-	queued = cgi_batch_commit(ctx->spool, &b, results, slots, "messageId");
+	queued = cgi_batch_commit(ctx->spool, &b, results, slots, "messageId",
+	    &fail);
+	if (fail != 0) {
+		json_decref(results);
+		r = response_error(fail, "the spool cannot take messages now");
+		goto done;
+	}
 	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
 	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
 	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :
@@ -569,6 +577,8 @@ done:
 	json_decref(e.notices);
 	if (p != NULL)
 		return problem_response(p);
+	if (fail != 0)
+		return r;
 	return response_json(200, out);
 }
 

@@ -176,6 +176,7 @@ ott_deliver(struct ctx *ctx)
 	char			 id[SPOOL_ID_LEN + 1], err[512];
 	ssize_t			*slots;
 	size_t			 i, n;
+	int			 fail;
 
 	if ((p = problem_new(400, "invalid-field",
 	    "the request is not valid")) == NULL)
@@ -216,9 +217,13 @@ ott_deliver(struct ctx *ctx)
 	}
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
-	cgi_batch_commit(ctx->spool, &b, out, slots, "messageId");
+	cgi_batch_commit(ctx->spool, &b, out, slots, "messageId", &fail);
 	spool_batch_free(&b);
 	free(slots);
+	if (fail != 0) {
+		json_decref(out);
+		return response_error(fail, "the spool cannot take messages now");
+	}
 	return response_json(200, out);
 }
 

@@ -66,6 +66,7 @@ sms_batch(struct ctx *ctx)
 	json_t			*entry, *out, *res;
 	ssize_t			*slots;
 	size_t			 i, n;
+	int			 fail;
 
 	p = problem_new(400, "invalid-field", "the batch is not valid");
 	if (p == NULL)
@@ -91,9 +92,13 @@ sms_batch(struct ctx *ctx)
 		}
 	}
 	/* One durable commit for the whole batch. */
-	cgi_batch_commit(ctx->spool, &b, out, slots, "smsId");
+	cgi_batch_commit(ctx->spool, &b, out, slots, "smsId", &fail);
 	spool_batch_free(&b);
 	free(slots);
+	if (fail != 0) {
+		json_decref(out);
+		return response_error(fail, "the spool cannot take messages now");
+	}
 	return response_json(200, out);
 }
 

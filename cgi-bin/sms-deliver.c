@@ -20,7 +20,8 @@ sms_deliver(struct ctx *ctx)
 	if ((errors = json_object()) == NULL)
 		return NULL;
 	rc = sms_queue(ctx->spool, ctx->client->id, ctx->body, "", errors, &q);
-	if (rc == MSG_PERMFAIL) {
+	/* Only what the client sent can be its fault: the spool's is ours. */
+	if (json_object_size(errors) > 0) {
 		if ((p = problem_new(400, "invalid-field",
 		    "the SMS has invalid fields")) != NULL) {
 			json_object_update(p->errors, errors);
@@ -31,6 +32,8 @@ sms_deliver(struct ctx *ctx)
 	json_decref(errors);
 	if (rc == MSG_TEMPFAIL)
 		return response_error(503, "the spool cannot take messages now");
+	if (rc != MSG_OK)
+		return response_error(500, "the SMS could not be queued");
 	if (!q.scheduled)
 		return response_json(202, json_pack("{s:s, s:s}",
 		    "smsId", q.id, "status", "Queued"));

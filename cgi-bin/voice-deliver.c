@@ -110,6 +110,7 @@ static struct response *
 campaign(struct ctx *ctx, json_t *base)
 {
 	struct spool_batch	 b = { NULL, 0, 0 };
+	int			 fail;
 	json_t			*recipients, *calls, *r, *res;
 	const char		*at, *why;
 	char			 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
@@ -155,9 +156,14 @@ campaign(struct ctx *ctx, json_t *base)
 		json_array_append_new(calls, res);
 	}
 	/* One durable commit for the whole campaign. */
-	accepted = cgi_batch_commit(ctx->spool, &b, calls, slots, "callId");
+	accepted = cgi_batch_commit(ctx->spool, &b, calls, slots, "callId",
+	    &fail);
 	spool_batch_free(&b);
 	free(slots);
+	if (fail != 0) {
+		json_decref(calls);
+		return response_error(fail, "the spool cannot take calls now");
+	}
 	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
 	    "status", "queued", "campaignName", json_object_get(ctx->body,
 	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",

@@ -131,10 +131,14 @@ struct spool;
  * results[i] is the reply entry of batch item slots[i] (-1: none, it
  * failed before).  Each entry whose file could not be committed gets
  * idkey ("smsId") null, status "error" and an error saying to retry it.
- * Returns how many entries are queued.
+ * Returns how many entries are queued.  *fail is 0, or, when the spool
+ * took none of the entries it was given, the status of the whole reply:
+ * 503 when it cannot take them now, 500 otherwise (a failure of the
+ * server is never a 200 with nothing queued).
  */
 size_t		 cgi_batch_commit(struct spool *, struct spool_batch *,
-		    json_t *results, const ssize_t *slots, const char *idkey);
+		    json_t *results, const ssize_t *slots, const char *idkey,
+		    int *fail);
 
 /* A problem with status 500 or 503 when nothing better is known. */
 struct response	*response_error(int status, const char *detail);

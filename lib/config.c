@@ -214,8 +214,10 @@ config_load(const char *path, char *err, size_t errlen)
 	size_t		 len = 0;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
+	/* A FIFO or device named here never blocks the reader. */
+	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1) {
+		util_seterr(err, errlen, "%s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
@@ -327,10 +329,11 @@ config_secret(const struct config *c, const char *section, const char *key,
 		    section ? section : "", key, fkey);
 		return NULL;
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1 ||
 	    fstat(fd, &st) == -1 || st.st_size > 65536) {
 		util_seterr(err, errlen, "%s: %s", path,
-		    fd == -1 ? strerror(errno) : "too large for a secret");
+		    fd != -1 ? "too large for a secret" : errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		if (fd != -1)
 			close(fd);
 		free(path);

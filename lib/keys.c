@@ -135,26 +135,50 @@ parse_line(char *line, char **client, char **hash, char **scopes,
 	return 0;
 }
 
+/*
+ * Open the keys file for reading: never blocking on a FIFO, only a
+ * regular file.  NULL with errno set.
+ */
+static FILE *
+keys_open(const char *path)
+{
+	FILE	*f;
+	int	 fd, e;
+
+	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1)
+		return NULL;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 enum keys_result
 keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 {
 	FILE		*f;
-	char		 line[KEYS_LINE_MAX], want[KEY_HASH_HEX + 1];
-	char		*client, *hash, *scopes;
-	size_t		 lineno = 0, l;
+	char		 want[KEY_HASH_HEX + 1];
+	char		*line = NULL, *client, *hash, *scopes;
+	size_t		 lineno = 0, cap = 0, l;
 	int		 disabled, found = 0;
 	unsigned	 bits;
 	enum keys_result rc = KEYS_UNKNOWN;
 
 	if (key == NULL || len == 0)
 		return KEYS_UNKNOWN;
-	if ((f = fopen(path, "re")) == NULL) {
-		log_err("keys: %s: %s", path, strerror(errno));
+	if ((f = keys_open(path)) == NULL) {
+		log_err("keys: %s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		return KEYS_ERROR;
 	}
 	keys_hash_hex(key, len, want);
-	/* Every line is compared, so the time taken says nothing. */
-	while (fgets(line, sizeof(line), f) != NULL) {
+	/*
+	 * Every line is compared, so the time taken says nothing.  Lines
+	 * are read whole, however long: a long one is never split in two.
+	 */
+	while (getline(&line, &cap, f) != -1) {
 		lineno++;
 		l = strcspn(line, "\r\n");
 		line[l] = '\0';
@@ -178,6 +202,7 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 		log_err("keys: %s: read error", path);
 		rc = KEYS_ERROR;
 	}
+	free(line);
 	fclose(f);
 	return rc;
 }
@@ -189,17 +214,18 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
  * Returns the number of lines edit changed, or -1.
  */
 static int
-rewrite(const char *path, int (*edit)(char *, size_t, const char *),
+rewrite(const char *path, int (*edit)(char **, size_t *, const char *),
     const char *arg, const char *extra, char *err, size_t errlen)
 {
 	FILE		*in, *out;
-	char		 line[KEYS_LINE_MAX], *tmp = NULL;
+	char		*line = NULL, *tmp = NULL;
+	size_t		 cap = 0;
 	struct stat	 st;
 	int		 fd, changed = 0, rc = -1;
 	char		 last = '\n';
 	mode_t		 mode = 0640;
 
-	if ((in = fopen(path, "re")) == NULL && errno != ENOENT) {
+	if ((in = keys_open(path)) == NULL && errno != ENOENT) {
 		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -218,9 +244,9 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 		}
 		goto out;
 	}
-	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
+	while (in != NULL && getline(&line, &cap, in) != -1) {
 		if (edit != NULL)
-			changed += edit(line, sizeof(line), arg);
+			changed += edit(&line, &cap, arg);
 		fputs(line, out);
 		last = line[strlen(line) - 1];
 	}
@@ -245,37 +271,45 @@ rewrite(const char *path, int (*edit)(char *, size_t, const char *),
 out:
 	if (in != NULL)
 		fclose(in);
+	free(line);
 	free(tmp);
 	return rc;
 }
 
-/* edit: count enabled lines of client; never changes anything. */
+/* Whether line is an enabled line of client. */
 static int
-count_enabled(char *line, size_t size, const char *client)
+is_enabled(const char *line, const char *client)
 {
-	char	 copy[KEYS_LINE_MAX], *c, *h, *s;
-	int	 disabled;
+	char	*copy, *c, *h, *s;
+	int	 disabled, yes;
 
-	(void)size;
-	snprintf(copy, sizeof(copy), "%s", line);
-	copy[strcspn(copy, "\r\n")] = '\0';
-	if (copy[0] == '#' || parse_line(copy, &c, &h, &s, &disabled))
+	if ((copy = strdup(line)) == NULL)
 		return 0;
-	return strcmp(c, client) == 0 && !disabled;
+	copy[strcspn(copy, "\r\n")] = '\0';
+	yes = copy[0] != '#' && parse_line(copy, &c, &h, &s, &disabled) == 0 &&
+	    strcmp(c, client) == 0 && !disabled;
+	free(copy);
+	return yes;
 }
 
 /* edit: mark an enabled line of client disabled. */
 static int
-disable_line(char *line, size_t size, const char *client)
+disable_line(char **line, size_t *cap, const char *client)
 {
-	size_t	len;
+	char	*v;
+	size_t	 len, need;
 
-	if (!count_enabled(line, size, client))
+	if (!is_enabled(*line, client))
 		return 0;
-	len = strcspn(line, "\r\n");
-	if (len + strlen(":disabled\n") + 1 > size)
-		return 0;
-	strcpy(line + len, ":disabled\n");
+	len = strcspn(*line, "\r\n");
+	need = len + strlen(":disabled\n") + 1;
+	if (need > *cap) {
+		if ((v = realloc(*line, need)) == NULL)
+			return 0;
+		*line = v;
+		*cap = need;
+	}
+	strcpy(*line + len, ":disabled\n");
 	return 1;
 }
 
@@ -321,13 +355,15 @@ static int
 count_client(const char *path, const char *client)
 {
 	FILE	*f;
-	char	 line[KEYS_LINE_MAX];
+	char	*line = NULL;
+	size_t	 cap = 0;
 	int	 n = 0;
 
-	if ((f = fopen(path, "re")) == NULL)
+	if ((f = keys_open(path)) == NULL)
 		return errno == ENOENT ? 0 : -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		n += count_enabled(line, sizeof(line), client);
+	while (getline(&line, &cap, f) != -1)
+		n += is_enabled(line, client);
+	free(line);
 	fclose(f);
 	return n;
 }

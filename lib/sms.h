@@ -36,7 +36,9 @@ json_t		*sms_build(const char *client, const json_t *sms,
 /*
  * Validate one SMS object and queue it for client.  Returns MSG_OK with
  * *out filled; MSG_PERMFAIL with messages in errors (paths under prefix)
- * and nothing spooled; MSG_TEMPFAIL when the spool cannot take it.
+ * and nothing spooled when it is invalid.  A failure of the spool leaves
+ * errors empty: MSG_TEMPFAIL when it cannot take it now (503),
+ * MSG_PERMFAIL for anything else (500).
  */
 enum msg_status	 sms_queue(struct spool *, const char *client,
 		    const json_t *sms, const char *prefix, json_t *errors,

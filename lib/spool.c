@@ -518,48 +518,113 @@ spool_remove(struct spool *s, enum spool_dir d, const char *name)
 	return unlinkat(dfd(s, d), name, 0);
 }
 
-json_t *
-spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
-    size_t errlen)
+/*
+ * Whether a document may be the spool file name: an object of our
+ * version whose id is valid and is the one its file name begins with.
+ * The id is what providers and the CLI build names from, so it is
+ * checked on every load.  0, or -1 with the reason in err.
+ */
+static int
+doc_check(const json_t *doc, const char *where, const char *name,
+    char *err, size_t errlen)
+{
+	const char	*id;
+
+	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
+	    "version")) != SPOOL_VERSION) {
+		util_seterr(err, errlen, "%s/%s: not a version %d spool file",
+		    where, name, SPOOL_VERSION);
+		return -1;
+	}
+	id = json_string_value(json_object_get(doc, "id"));
+	if (id == NULL || !spool_id_valid(id) ||
+	    strncmp(name, id, SPOOL_ID_LEN) != 0 ||
+	    (name[SPOOL_ID_LEN] != '\0' && name[SPOOL_ID_LEN] != '.')) {
+		util_seterr(err, errlen, "%s/%s: its id is not its file name",
+		    where, name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the document open on fd (closed here) that is dir/name.  A new
+ * reference, or NULL with the reason in err and errno EINVAL.
+ */
+static json_t *
+doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
+    char *err, size_t errlen)
 {
 	json_error_t	 je;
 	json_t		*doc;
-	FILE		*f;
-	int		 fd, e;
+	char		 where[4096];
+
+	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	close(fd);
+	snprintf(where, sizeof(where), "%s/%s", s->root, dirnames[d]);
+	if (doc == NULL)
+		util_seterr(err, errlen, "%s/%s: line %d: %s", where, name,
+		    je.line, je.text);
+	else if (doc_check(doc, where, name, err, errlen) == -1) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	if (doc == NULL)
+		errno = EINVAL;
+	return doc;
+}
+
+/*
+ * Open dir/name, a spool file: never through a symbolic link, never
+ * blocking on a FIFO or device, only a regular file (errno EINVAL or
+ * ELOOP otherwise, the reason in err).
+ */
+static int
+doc_open(struct spool *s, enum spool_dir d, const char *name, char *err,
+    size_t errlen)
+{
+	int	fd, e;
 
 	if (strchr(name, '/') != NULL || name[0] == '.') {
 		util_seterr(err, errlen, "%s: bad name", name);
 		errno = EINVAL;
-		return NULL;
+		return -1;
 	}
-	if ((fd = openat(dfd(s, d), name, O_RDONLY | O_CLOEXEC)) == -1 ||
-	    (f = fdopen(fd, "r")) == NULL) {
+	if ((fd = util_open_regular(dfd(s, d), name, 1)) == -1) {
 		e = errno;
 		util_seterr(err, errlen, "%s/%s/%s: %s", s->root, dirnames[d],
-		    name, strerror(e));
-		if (fd != -1)
-			close(fd);
-		errno = e;
-		return NULL;
+		    name, e == ELOOP ? "a symbolic link, not followed" :
+		    e == EINVAL ? "not a regular file" : strerror(e));
+		errno = e == ELOOP ? EINVAL : e;
 	}
-	doc = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	fclose(f);
-	if (doc == NULL) {
-		util_seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
-		    dirnames[d], name, je.line, je.text);
-		errno = EINVAL;
+	return fd;
+}
+
+json_t *
+spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
+    size_t errlen)
+{
+	int	fd;
+
+	if ((fd = doc_open(s, d, name, err, errlen)) == -1)
 		return NULL;
-	}
-	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
-	    "version")) != SPOOL_VERSION || !json_is_string(
-	    json_object_get(doc, "id"))) {
-		util_seterr(err, errlen, "%s/%s/%s: not a version %d spool file",
-		    s->root, dirnames[d], name, SPOOL_VERSION);
-		json_decref(doc);
-		errno = EINVAL;
-		return NULL;
-	}
-	return doc;
+	return doc_read(s, fd, d, name, err, errlen);
+}
+
+/*
+ * Move dir/name, which is not a spool file (a link, a FIFO, a
+ * directory), aside into failed/ without reading it; when failed/ has
+ * that name already, it is left where it is.
+ */
+static void
+set_aside(struct spool *s, enum spool_dir d, const char *name,
+    const char *why)
+{
+	if (d != SPOOL_FAILED && renameat(dfd(s, d), name,
+	    dfd(s, SPOOL_FAILED), name) == 0)
+		log_err("%s; moved to failed/", why);
+	else
+		log_err("%s; skipped", why);
 }
 
 /*
@@ -649,7 +714,8 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 		return -1;
 	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
-		if (fstatat(dfd(s, d), name, &st, 0) == 0) {
+		if (fstatat(dfd(s, d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode)) {
 			*dir = (enum spool_dir)d;
 			return 0;
 		}
@@ -724,7 +790,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 {
 	json_error_t	 je;
 	json_t		*doc;
-	const char	*created;
+	const char	*created, *aid;
 	char		 name[SPOOL_NAME_MAX];
 	time_t		 t;
 	int		 udir, fd;
@@ -734,12 +800,18 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	if ((udir = upload_dir(s, client, 0)) == -1)
 		return NULL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	fd = openat(udir, name, O_RDONLY | O_CLOEXEC);
+	fd = util_open_regular(udir, name, 1);
 	close(udir);
 	if (fd == -1)
 		return NULL;
 	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
 	close(fd);
+	aid = json_string_value(json_object_get(doc, "attachmentId"));
+	if (json_integer_value(json_object_get(doc, "version")) !=
+	    SPOOL_VERSION || aid == NULL || strcmp(aid, id) != 0) {
+		json_decref(doc);
+		return NULL;
+	}
 	created = json_string_value(json_object_get(doc, "created"));
 	if (created == NULL || valid_time_parse(created, &t) == -1 ||
 	    time(NULL) - t > SPOOL_UPLOAD_TTL) {
@@ -754,18 +826,15 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
     size_t errlen)
 {
 	struct stat	 a, b;
-	json_error_t	 je;
-	FILE		*f;
-	int		 fd, dup_fd;
+	int		 fd, dup_fd, e;
 
 	*doc = NULL;
-	if (strchr(name, '/') != NULL || name[0] == '.') {
-		errno = EINVAL;
+	if ((fd = doc_open(s, SPOOL_NEW, name, err, errlen)) == -1) {
+		if ((e = errno) == EINVAL)
+			set_aside(s, SPOOL_NEW, name, err);
+		errno = e;
 		return -1;
 	}
-	if ((fd = openat(dfd(s, SPOOL_NEW), name, O_RDONLY | O_CLOEXEC)) ==
-	    -1)
-		return -1;
 	/* The lock marks a live claim; it is never taken from a living one. */
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		close(fd);
@@ -774,7 +843,9 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	}
 	if (renameat(dfd(s, SPOOL_NEW), name, dfd(s, SPOOL_CUR), name) ==
 	    -1) {
+		e = errno;
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	/*
@@ -782,32 +853,20 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	 * our rename (sent, deferred, due again): then we moved a file we do
 	 * not hold.  Put it back and leave it to the next scan.
 	 */
-	if (fstat(fd, &a) == -1 || fstatat(dfd(s, SPOOL_CUR), name, &b, 0) ==
-	    -1 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+	if (fstat(fd, &a) == -1 || fstatat(dfd(s, SPOOL_CUR), name, &b,
+	    AT_SYMLINK_NOFOLLOW) == -1 || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
 		renameat(dfd(s, SPOOL_CUR), name, dfd(s, SPOOL_NEW), name);
 		close(fd);
 		errno = EAGAIN;
 		return -1;
 	}
-	if ((dup_fd = dup(fd)) == -1 || (f = fdopen(dup_fd, "r")) == NULL) {
-		if (dup_fd != -1)
-			close(dup_fd);
-		snprintf(err, errlen, "%s: %s", name, strerror(errno));
-		*doc = NULL;
+	if ((dup_fd = dup(fd)) == -1) {
+		util_seterr(err, errlen, "%s: %s", name, strerror(errno));
 		return fd;
 	}
-	*doc = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	fclose(f);
-	if (*doc == NULL)
-		snprintf(err, errlen, "%s/cur/%s: line %d: %s", s->root, name,
-		    je.line, je.text);
-	else if (!json_is_object(*doc) || json_integer_value(json_object_get(
-	    *doc, "version")) != SPOOL_VERSION) {
-		snprintf(err, errlen, "%s/cur/%s: not a version %d spool file",
-		    s->root, name, SPOOL_VERSION);
-		json_decref(*doc);
-		*doc = NULL;
-	}
+	/* The read starts where the file does: the lock fd was not read. */
+	*doc = doc_read(s, dup_fd, SPOOL_CUR, name, err, errlen);
 	return fd;
 }
 
@@ -821,7 +880,8 @@ recorded(struct spool *s, const char *name)
 	size_t		i;
 
 	for (i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
-		if (fstatat(dfd(s, outcomes[i]), name, &st, 0) == 0)
+		if (fstatat(dfd(s, outcomes[i]), name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
 			return 1;
 	return 0;
 }
@@ -831,6 +891,7 @@ spool_recover(struct spool *s)
 {
 	DIR		*dir;
 	struct dirent	*de;
+	char		 why[512];
 	size_t		 n = 0;
 	int		 fd;
 
@@ -839,10 +900,12 @@ spool_recover(struct spool *s)
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name))
 			continue;
-		fd = openat(dfd(s, SPOOL_CUR), de->d_name,
-		    O_RDONLY | O_CLOEXEC);
-		if (fd == -1)
+		if ((fd = doc_open(s, SPOOL_CUR, de->d_name, why,
+		    sizeof(why))) == -1) {
+			if (errno == EINVAL)
+				set_aside(s, SPOOL_CUR, de->d_name, why);
 			continue;
+		}
 		/* No lock held: its daemon is gone.  Clocks play no part. */
 		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 			close(fd);
@@ -871,6 +934,7 @@ spool_promote(struct spool *s, time_t now, time_t *next)
 	DIR		*dir;
 	struct dirent	*de;
 	struct stat	 st;
+	char		 why[4200];
 	size_t		 n = 0;
 
 	*next = 0;
@@ -879,9 +943,14 @@ spool_promote(struct spool *s, time_t now, time_t *next)
 	/* Streamed: memory stays flat however many files wait. */
 	while ((de = readdir(dir)) != NULL) {
 		if (!id_prefix(de->d_name) ||
-		    fstatat(dfd(s, SPOOL_DEFERRED), de->d_name, &st, 0) == -1)
+		    fstatat(dfd(s, SPOOL_DEFERRED), de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
-		if (st.st_mtime <= now) {
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(why, sizeof(why), "%s/deferred/%s: not a "
+			    "regular file", s->root, de->d_name);
+			set_aside(s, SPOOL_DEFERRED, de->d_name, why);
+		} else if (st.st_mtime <= now) {
 			if (renameat(dfd(s, SPOOL_DEFERRED), de->d_name,
 			    dfd(s, SPOOL_NEW), de->d_name) == 0)
 				n++;
@@ -934,6 +1003,21 @@ spool_scan(struct spool *s, enum spool_dir d,
 			rc = fn(arg, de->d_name);
 	closedir(dir);
 	return rc;
+}
+
+int
+spool_writable(struct spool *s, char *err, size_t errlen)
+{
+	int	d;
+
+	for (d = 0; d < SPOOL__MAX; d++)
+		if (dfd(s, d) == -1 || faccessat(dfd(s, d), ".", W_OK,
+		    AT_EACCESS) == -1) {
+			util_seterr(err, errlen, "%s/%s: %s", s->root,
+			    dirnames[d], strerror(errno));
+			return -1;
+		}
+	return 0;
 }
 
 int

@@ -221,6 +221,12 @@ size_t		 spool_prune(struct spool *, enum spool_dir, time_t before);
 int		 spool_scan(struct spool *, enum spool_dir,
 		    int (*fn)(void *, const char *), void *arg);
 
+/*
+ * Whether the daemon can work in the spool: every state directory
+ * writable.  0, or -1 with the reason in err.
+ */
+int		 spool_writable(struct spool *, char *err, size_t errlen);
+
 /* The directory fd of a state, for inotify and the like (borrowed). */
 int		 spool_dirfd(struct spool *, enum spool_dir);
 

@@ -240,8 +240,8 @@ tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
 		util_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT || errno == ENOTDIR)
+	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EINVAL)
 			util_seterr(err, errlen, "no %s template '%s'",
 			    kinds[kind], id);
 		else {
@@ -322,7 +322,7 @@ tmpl_list_email(const char *root, const char *client)
 		id[nlen - strlen(TMPL_SUFFIX)] = '\0';
 		if (!tmpl_id_valid(id))
 			continue;
-		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC)) == -1)
+		if ((fd = util_open_regular(dfd, de->d_name, 0)) == -1)
 			continue;
 		if (slurp(fd, &text, &len, &st) == -1) {
 			log_warn("templates: %s/%s: %s", path, de->d_name,

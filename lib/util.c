@@ -1,9 +1,11 @@
 /*
- * util.c: reasons into buffers, whole writes.
+ * util.c: reasons into buffers, whole writes, safe opens.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -39,4 +41,26 @@ util_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int
+util_open_regular(int dirfd, const char *name, int nofollow)
+{
+	struct stat	st;
+	int		fd, flags;
+
+	flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	if (nofollow)
+		flags |= O_NOFOLLOW;
+	if ((fd = openat(dirfd, name, flags)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	/* Regular files never block; later readers expect a plain fd. */
+	if ((flags = fcntl(fd, F_GETFL)) != -1)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
 }

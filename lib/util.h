@@ -1,5 +1,5 @@
 /*
- * util.h: two helpers every module needs.
+ * util.h: the few helpers every module needs.
  */
 #ifndef UTIL_H
 #define UTIL_H
@@ -18,5 +18,14 @@ void	util_seterr(char *err, size_t errlen, const char *fmt, ...)
  * with errno set (EIO when the descriptor took nothing).
  */
 int	util_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Open dirfd/name (dirfd may be AT_FDCWD) for reading without ever
+ * blocking: a FIFO or device never stalls the caller, and anything but
+ * a regular file is refused (errno EINVAL, or ELOOP for a symbolic link
+ * when nofollow is set).  Returns the fd, blocking again, or -1 with
+ * errno set.
+ */
+int	util_open_regular(int dirfd, const char *name, int nofollow);
 
 #endif

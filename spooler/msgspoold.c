@@ -71,6 +71,8 @@ struct daemon {
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
 	struct job	**done;		/* finished, outcome not yet recorded */
 	size_t		 ndone, donecap;
+	size_t		 spool_errors;	/* claims or records the spool refused */
+	time_t		 last_spool_log;
 };
 
 /* Set by signal handlers, read by the loop: the daemon's only globals. */
@@ -373,9 +375,11 @@ flush_done(struct daemon *d)
 	for (i = 0; i < d->ndone; i++) {
 		job = d->done[i];
 		id = json_string_value(json_object_get(job->doc, "id"));
-		if (items == NULL || items[i].status != MSG_OK)
+		if (items == NULL || items[i].status != MSG_OK) {
 			/* Left in cur/: recovery returns it to new/. */
 			log_err("%s: cannot record the outcome", id);
+			d->spool_errors++;
+		}
 		else if (items[i].dir == SPOOL_SENT)
 			log_info("sent %s channel=%s to=%s", id,
 			    json_string_value(json_object_get(job->doc,
@@ -461,6 +465,22 @@ route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen)
 	return route_get(d, section, channel, err, errlen);
 }
 
+/*
+ * The spool refused a claim or a record (read-only, full, permissions):
+ * logged once a minute, counted for the exit status of --once.
+ */
+static void
+spool_failure(struct daemon *d, const char *name, int e)
+{
+	time_t	now = time(NULL);
+
+	d->spool_errors++;
+	if (now - d->last_spool_log >= 60 || d->once) {
+		log_err("spool: cannot claim %s: %s", name, strerror(e));
+		d->last_spool_log = now;
+	}
+}
+
 /* spool_scan callback: claim and start new/name.  1 stops the scan. */
 static int
 admit(void *arg, const char *name)
@@ -473,6 +493,15 @@ admit(void *arg, const char *name)
 	size_t		 i, cap;
 	int		 fd, saturated = 0;
 
+	/*
+	 * A finished job whose outcome is not yet recorded is still in
+	 * flight for a crash: a kill would send it again.  So finished jobs
+	 * are recorded before a slot is reused, and a kill at any moment
+	 * re-sends at most "concurrency" messages, even with a provider
+	 * that finishes inside start().
+	 */
+	if (d->inflight + d->ndone >= d->concurrency)
+		flush_done(d);
 	if (stopping || reloading || d->inflight >= d->concurrency) {
 		d->new_dirty = 1;
 		return 1;
@@ -500,8 +529,13 @@ admit(void *arg, const char *name)
 		return 1;
 	job->lockfd = -1;
 	snprintf(job->name, sizeof(job->name), "%s", name);
+	err[0] = '\0';
 	if ((fd = spool_claim(d->spool, name, &job->doc, err,
 	    sizeof(err))) == -1) {
+		/* Gone, or another daemon's: not an error.  Set aside: logged. */
+		if (errno != ENOENT && errno != EBUSY && errno != EAGAIN &&
+		    errno != EINVAL)
+			spool_failure(d, name, errno);
 		free(job);
 		return 0;
 	}
@@ -716,6 +750,14 @@ main(int argc, char *argv[], char *envp[])
 		curl_multi_cleanup(d.multi);
 		return 1;
 	}
+	if (spool_writable(d.spool, path, sizeof(path)) == -1) {
+		log_err("spool: %s; not starting", path);
+		routes_free(&d);
+		spool_free(d.spool);
+		config_free(d.cfg);
+		curl_multi_cleanup(d.multi);
+		return 1;
+	}
 	if (!d.once && (d.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) != -1 &&
 	    (spool_path(d.spool, SPOOL_NEW, "", path, sizeof(path)) == -1 ||
 	    (d.wd_new = inotify_add_watch(d.ino, path, IN_MOVED_TO |
@@ -771,5 +813,10 @@ main(int argc, char *argv[], char *envp[])
 	curl_global_cleanup();
 	spool_free(d.spool);
 	config_free(d.cfg);
+	if (d.once && d.spool_errors > 0) {
+		log_err("%zu messages could not be claimed or recorded",
+		    d.spool_errors);
+		return 1;
+	}
 	return 0;
 }

@@ -78,7 +78,8 @@ file_start(void *state, struct job *job)
 	job->status = MSG_TEMPFAIL;
 	id = json_string_value(json_object_get(job->doc, "id"));
 	channel = json_string_value(json_object_get(job->doc, "channel"));
-	if (id == NULL || channel == NULL) {
+	/* The output's name comes from the id: never a path of its own. */
+	if (id == NULL || !spool_id_valid(id) || channel == NULL) {
 		snprintf(job->err, sizeof(job->err), "not a spool document");
 		job->status = MSG_PERMFAIL;
 		return;
@@ -111,7 +112,8 @@ file_start(void *state, struct job *job)
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		goto done;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
 	if (fd == -1 || util_write_all(fd, out, len) == -1 ||
 	    (!eml && util_write_all(fd, "\n", 1) == -1) || fsync(fd) == -1) {
 		snprintf(job->err, sizeof(job->err), "%s: %s", tmp,

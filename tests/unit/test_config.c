@@ -274,6 +274,21 @@ test_load_missing_file(void **state)
 	assert_true(err[0] != '\0');
 }
 
+/* A FIFO named as the config is refused at once, never read. */
+static void
+test_load_fifo(void **state)
+{
+	const char	*dir = *state;
+	char		 path[512], err[256] = "";
+
+	snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5);
+	assert_null(config_load(path, err, sizeof(err)));
+	alarm(0);
+	assert_non_null(strstr(err, "not a regular file"));
+}
+
 static void
 test_load_error_line_number(void **state)
 {
@@ -723,6 +738,7 @@ main(void)
 		cmocka_unit_test(test_error_empty_section),
 		T(test_load_file),
 		T(test_load_missing_file),
+		T(test_load_fifo),
 		T(test_load_error_line_number),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_path_relative_and_absolute),

@@ -235,6 +235,54 @@ test_lookup_no_trailing_newline(void **state)
 	assert_key(f, "key-acme", "acme", SCOPE_SMS);
 }
 
+/*
+ * A line is read whole however long it is: a long comment that ends in
+ * what looks like a key line does not authenticate, and a long line is
+ * one malformed line, not two.
+ */
+static void
+test_lookup_long_lines(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[4096], line[256];
+	size_t		 pad;
+
+	for (pad = 400; pad < 1200; pad += 111) {
+		text[0] = '#';
+		memset(text + 1, 'x', pad);
+		text[pad + 1] = '\0';
+		tu_key_line(line, sizeof(line), "evil", "key-evil", "*", "");
+		strcat(text, line);
+		tu_key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
+		strcat(text, line);
+		tu_write_text(f->keys, text);
+		assert_int_equal(keys_lookup(f->keys, "key-evil", 8, &c),
+		    KEYS_UNKNOWN);
+		assert_int_equal(keys_lookup(f->keys, "key-acme", 8, &c),
+		    KEYS_OK);
+		/* The same without the '#': one line, malformed. */
+		text[0] = 'x';
+		tu_write_text(f->keys, text);
+		assert_int_equal(keys_lookup(f->keys, "key-evil", 8, &c),
+		    KEYS_UNKNOWN);
+	}
+}
+
+/* A FIFO as the keys file is an error at once, not a hang. */
+static void
+test_lookup_fifo(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+
+	unlink(f->keys);
+	assert_int_equal(mkfifo(f->keys, 0600), 0);
+	alarm(5);
+	assert_int_equal(keys_lookup(f->keys, "key-acme", 8, &c), KEYS_ERROR);
+	alarm(0);
+}
+
 static void
 test_lookup_crlf_lines(void **state)
 {
@@ -571,6 +619,8 @@ main(void)
 		T(test_lookup_empty_file),
 		T(test_lookup_no_trailing_newline),
 		T(test_lookup_crlf_lines),
+		T(test_lookup_long_lines),
+		T(test_lookup_fifo),
 		cmocka_unit_test(test_scopes_parse),
 		cmocka_unit_test(test_client_valid),
 		T(test_add_then_lookup),

@@ -624,6 +624,118 @@ test_load_not_json(void **state)
 	assert_true(err[0] != '\0');
 }
 
+/* A document written as dir/name with the given id. */
+static void
+write_doc_as(const struct fixture *f, enum spool_dir d, const char *name,
+    const char *id)
+{
+	char	path[512], text[1024];
+
+	snprintf(text, sizeof(text), "{\"version\": 1, \"id\": \"%s\", "
+	    "\"channel\": \"sms\", \"client\": \"acme\", "
+	    "\"created\": \"2026-01-01T00:00:00Z\", \"attempts\": 0, "
+	    "\"nextAttempt\": \"2026-01-01T00:00:00Z\", \"lastError\": null, "
+	    "\"providerReply\": null, \"message\": {\"to\": \"+4915112345678\","
+	    " \"body\": \"x\"}}\n", id);
+	state_path(f, d, name, path, sizeof(path));
+	tu_write_text(path, text);
+}
+
+/* The id inside must be the one the file name starts with. */
+static void
+test_load_id_must_match_name(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], other[SPOOL_ID_LEN + 1];
+	char		 name[64], err[256] = "";
+	json_t		*doc;
+	int		 fd;
+
+	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(spool_id_new(other), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	write_doc_as(f, SPOOL_NEW, name, "/../../../pwned");
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	assert_non_null(strstr(err, "id"));
+	write_doc_as(f, SPOOL_NEW, name, other);
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	/* A claim reads it the same way: no document, so failed/. */
+	fd = spool_claim(f->sp, name, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_null(doc);
+	close(fd);
+	write_doc_as(f, SPOOL_NEW, name, id);
+	doc = spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err));
+	assert_non_null(doc);
+	json_decref(doc);
+}
+
+/*
+ * A symbolic link in new/ is never followed: not by a load, not by a
+ * claim, which moves the link itself aside to failed/.
+ */
+static void
+test_symlink_not_followed(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256] = "";
+	char		 target[512], path[512];
+	json_t		*doc;
+	struct stat	 st;
+
+	assert_int_equal(spool_id_new(id), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	/* A valid document outside the spool. */
+	write_doc_as(f, SPOOL_TMP, name, id);
+	state_path(f, SPOOL_TMP, name, target, sizeof(target));
+	state_path(f, SPOOL_NEW, name, path, sizeof(path));
+	assert_int_equal(symlink(target, path), 0);
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_int_equal(spool_claim(f->sp, name, &doc, err, sizeof(err)), -1);
+	assert_null(doc);
+	assert_false(exists(f, SPOOL_NEW, name));
+	state_path(f, SPOOL_FAILED, name, path, sizeof(path));
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_false(exists(f, SPOOL_CUR, name));
+	/* spool_find does not see it either. */
+	{
+		enum spool_dir	 d;
+		char		 found[SPOOL_NAME_MAX];
+
+		assert_int_equal(spool_find(f->sp, id, &d, found), -1);
+	}
+}
+
+/* A FIFO never blocks a load or a claim; a directory is no message. */
+static void
+test_fifo_and_dir_do_not_block(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], dir_id[SPOOL_ID_LEN + 1];
+	char		 name[64], dname[64], path[512], err[256] = "";
+	json_t		*doc;
+
+	assert_int_equal(spool_id_new(id), 0);
+	snprintf(name, sizeof(name), "%s.json", id);
+	state_path(f, SPOOL_NEW, name, path, sizeof(path));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5);	/* a hang fails the test instead of the suite */
+	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(spool_claim(f->sp, name, &doc, err, sizeof(err)), -1);
+	assert_true(exists(f, SPOOL_FAILED, name));
+	assert_int_equal(spool_id_new(dir_id), 0);
+	snprintf(dname, sizeof(dname), "%s.json", dir_id);
+	state_path(f, SPOOL_NEW, dname, path, sizeof(path));
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(spool_claim(f->sp, dname, &doc, err, sizeof(err)),
+	    -1);
+	assert_true(exists(f, SPOOL_FAILED, dname));
+	alarm(0);
+}
+
 static void
 test_move(void **state)
 {
@@ -806,9 +918,9 @@ upload_doc(char *id, time_t created)
 
 	assert_int_equal(spool_id_new(id), 0);
 	spool_time_format(created, ts, sizeof(ts));
-	return json_pack("{s:s,s:s,s:s,s:i,s:s}", "attachmentId", id,
-	    "attachmentName", "a.txt", "contentType", "text/plain", "size", 2,
-	    "created", ts);
+	return json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "version", SPOOL_VERSION,
+	    "attachmentId", id, "attachmentName", "a.txt", "contentType",
+	    "text/plain", "size", 2, "created", ts);
 }
 
 static void
@@ -908,6 +1020,9 @@ main(void)
 		TS(test_load_missing),
 		TS(test_load_wrong_version),
 		TS(test_load_not_json),
+		TS(test_load_id_must_match_name),
+		TS(test_symlink_not_followed),
+		TS(test_fifo_and_dir_do_not_block),
 		TS(test_move),
 		TS(test_store_replaces_and_unlinks),
 		TS(test_store_in_place),
