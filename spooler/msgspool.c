@@ -132,7 +132,10 @@ cmd_show(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
-/* Requeue one message of failed/ or deferred/ (name in dir): due now. */
+/*
+ * Requeue one message of failed/ or deferred/ (name in dir): due now.
+ * 0, or -1 with the reason on stderr.
+ */
 static int
 requeue(struct cli *c, enum spool_dir dir, const char *name)
 {
@@ -141,14 +144,21 @@ requeue(struct cli *c, enum spool_dir dir, const char *name)
 
 	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
 	    NULL) {
-		/* Unreadable: move it as it is, the daemon will say why. */
-		return spool_move(c->spool, dir, SPOOL_NEW, name);
+		/*
+		 * Not a spool file (a link, a FIFO, bad JSON, a wrong id):
+		 * the daemon would only set it aside again.  Left for the
+		 * operator, never read through.
+		 */
+		fprintf(stderr, "msgspool: retry: %s\n", err);
+		return -1;
 	}
 	spool_time_format(time(NULL), now, sizeof(now));
 	json_object_set_new(doc, "nextAttempt", json_string(now));
 	/* A retry by hand gets a whole max-age again. */
 	json_object_set_new(doc, "retriedAt", json_string(now));
 	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
+		fprintf(stderr, "msgspool: retry: %s: %s\n", name,
+		    strerror(errno));
 		json_decref(doc);
 		return -1;
 	}
@@ -172,11 +182,9 @@ cmd_retry(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 		for (i = 0; i < n; i++) {
-			if (requeue(c, SPOOL_FAILED, names[i]) == -1) {
-				fprintf(stderr, "msgspool: retry: %s: %s\n",
-				    names[i], strerror(errno));
+			if (requeue(c, SPOOL_FAILED, names[i]) == -1)
 				rc = 1;
-			} else
+			else
 				done++;
 		}
 		printf("%zu message%s requeued\n", done, done == 1 ? "" :
@@ -194,11 +202,8 @@ cmd_retry(struct cli *c, int argc, char **argv)
 			break;
 		case SPOOL_FAILED:
 		case SPOOL_DEFERRED:
-			if (requeue(c, dir, name) == -1) {
-				fprintf(stderr, "msgspool: retry: %s: %s\n",
-				    argv[a], strerror(errno));
+			if (requeue(c, dir, name) == -1)
 				rc = 1;
-			}
 			break;
 		default:
 			fprintf(stderr, "msgspool: retry: %s is in %s/, "
