@@ -16,6 +16,10 @@ cat >"$run/msgspool.conf" <<CONF
 spool = $top/spool
 keys = $run/keys
 templates = $top/templates
+
+# OTT needs a section per channelType; the README's example uses 1.
+[ott.1]
+provider = file
 CONF
 
 # A fresh demo key for the client "demo", which owns the sample templates.
