@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "problem.h"
 #include "tmpl.h"
 
 static struct response *

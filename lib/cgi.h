@@ -1,6 +1,5 @@
 /*
- * cgi.h: the CGI/1.1 side of a request (RFC 3875) and the response
- * writer, plus cgi_run, which every program in cgi-bin/ calls from main.
+ * cgi.h: the CGI/1.1 side of a request (RFC 3875), plus cgi_run, which every program in cgi-bin/ calls from main.
  *
  * A handler is a function of a request returning a response: it never
  * exits, never writes to stdout, and keeps no state between calls.
@@ -12,23 +11,10 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "http.h"
 #include "keys.h"
 
 struct spool;
-
-struct header {
-	char	*name;
-	char	*value;
-};
-
-struct response {
-	int		 status;
-	char		*content_type;
-	struct header	*headers;
-	size_t		 nheaders;
-	char		*body;
-	size_t		 body_len;
-};
 
 struct request {
 	char *const	*envp;		/* the CGI environment */
@@ -106,22 +92,6 @@ void		 cgi_request_drain(struct request *, int fd, size_t max);
 /* Whether a Content-Type is application/json, parameters allowed. */
 int		 cgi_is_json(const char *content_type);
 
-/*
- * New responses.  response_json takes a JSON value (stealing the
- * reference) and serialises it.  NULL only when out of memory.
- */
-struct response	*response_new(int status, const char *content_type,
-		    const char *body, size_t len);
-struct response	*response_json(int status, json_t *value);
-void		 response_free(struct response *);
-
-/* Add a header (copied).  0, or -1 out of memory. */
-int		 response_header(struct response *, const char *name,
-		    const char *value);
-
-/* The CGI response: "Status:", headers, blank line, body. 0 or -1. */
-int		 response_write(const struct response *, int fd);
-
 struct spool_batch;
 
 struct spool;
@@ -139,9 +109,6 @@ struct spool;
 size_t		 cgi_batch_commit(struct spool *, struct spool_batch *,
 		    json_t *results, const ssize_t *slots, const char *idkey,
 		    int *fail);
-
-/* A problem with status 500 or 503 when nothing better is known. */
-struct response	*response_error(int status, const char *detail);
 
 /*
  * Run one request of an endpoint: check the method (405), the key (401,

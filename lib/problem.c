@@ -6,32 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgi.h"
+#include "http.h"
 #include "problem.h"
 
 #define PROBLEM_TYPE_PREFIX	"urn:msgspool:problem:"
-
-const char *
-http_reason(int status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "";
-	}
-}
 
 struct problem *
 problem_new(int status, const char *slug, const char *fmt, ...)
@@ -141,4 +119,16 @@ problem_errors_line(const json_t *errors)
 		}
 	}
 	return out != NULL ? out : strdup("invalid entry");
+}
+
+struct response *
+response_error(int status, const char *detail)
+{
+	struct response	*r;
+
+	r = problem_response(problem_new(status,
+	    status == 503 ? "spool-unavailable" : "internal", "%s", detail));
+	if (r != NULL && status == 503)
+		response_header(r, "Retry-After", "60");
+	return r;
 }

@@ -44,8 +44,12 @@ size_t		 problem_count(const struct problem *);
  */
 struct response	*problem_response(struct problem *p);
 
-/* The reason phrase of an HTTP status ("Bad Request"), "" if unknown. */
-const char	*http_reason(int status);
+/*
+ * The problem of a server-side failure, when nothing better is known:
+ * status 503 ("spool-unavailable", with Retry-After) or 500
+ * ("internal").  NULL only when out of memory.
+ */
+struct response	*response_error(int status, const char *detail);
 
 /*
  * Join an errors object into one line ("recipient: must be ...; x: ..."),

@@ -212,32 +212,6 @@ test_detail_is_json_escaped(void **state)
 }
 
 static void
-test_http_reason(void **state)
-{
-	const char	*s;
-
-	(void)state;
-	assert_string_equal(http_reason(200), "OK");
-	assert_string_equal(http_reason(201), "Created");
-	assert_string_equal(http_reason(202), "Accepted");
-	assert_string_equal(http_reason(400), "Bad Request");
-	assert_string_equal(http_reason(401), "Unauthorized");
-	assert_string_equal(http_reason(403), "Forbidden");
-	assert_string_equal(http_reason(405), "Method Not Allowed");
-	assert_string_equal(http_reason(411), "Length Required");
-	/* RFC 9110 renamed it; either name is fine. */
-	s = http_reason(413);
-	assert_true(strcmp(s, "Content Too Large") == 0 ||
-	    strcmp(s, "Payload Too Large") == 0);
-	assert_string_equal(http_reason(415), "Unsupported Media Type");
-	assert_string_equal(http_reason(500), "Internal Server Error");
-	assert_string_equal(http_reason(503), "Service Unavailable");
-	assert_string_equal(http_reason(799), "");
-	assert_string_equal(http_reason(0), "");
-	assert_string_equal(http_reason(-1), "");
-}
-
-static void
 test_errors_line_single(void **state)
 {
 	json_t	*e;
@@ -325,7 +299,6 @@ main(void)
 		cmocka_unit_test(test_response_without_errors),
 		cmocka_unit_test(test_response_titles),
 		cmocka_unit_test(test_detail_is_json_escaped),
-		cmocka_unit_test(test_http_reason),
 		cmocka_unit_test(test_errors_line_single),
 		cmocka_unit_test(test_errors_line_joined),
 		cmocka_unit_test(test_errors_line_several_messages),

@@ -1,0 +1,46 @@
+/*
+ * http.h: an HTTP response as a value, and its CGI form.
+ */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+struct header {
+	char	*name;
+	char	*value;
+};
+
+struct response {
+	int		 status;
+	char		*content_type;
+	struct header	*headers;
+	size_t		 nheaders;
+	char		*body;
+	size_t		 body_len;
+};
+
+/* The reason phrase of an HTTP status ("Bad Request"), "" if unknown. */
+const char	*http_reason(int status);
+
+/*
+ * New responses.  response_json takes a JSON value (stealing the
+ * reference) and serialises it.  NULL only when out of memory.
+ */
+struct response	*response_new(int status, const char *content_type,
+		    const char *body, size_t len);
+struct response	*response_json(int status, json_t *value);
+void		 response_free(struct response *);
+
+/*
+ * Add a header (copied).  0, or -1 out of memory or when the name or
+ * value would break the header block (CR, LF, a colon in the name).
+ */
+int		 response_header(struct response *, const char *name,
+		    const char *value);
+
+/* The CGI response: "Status:", headers, blank line, body. 0 or -1. */
+int		 response_write(const struct response *, int fd);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * test_http.c: responses as values and their CGI form.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "http.h"
+
+/* What response_write puts on a pipe, NUL-terminated; *len its size. */
+static char *
+written(const struct response *r, size_t *len)
+{
+	char	*out;
+	ssize_t	 n;
+	size_t	 have = 0;
+	int	 p[2];
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(response_write(r, p[1]), 0);
+	close(p[1]);
+	out = malloc(65536);
+	assert_non_null(out);
+	while ((n = read(p[0], out + have, 65535 - have)) > 0)
+		have += (size_t)n;
+	close(p[0]);
+	out[have] = '\0';
+	*len = have;
+	return out;
+}
+
+static void
+test_http_reason(void **state)
+{
+	const char	*s;
+
+	(void)state;
+	assert_string_equal(http_reason(200), "OK");
+	assert_string_equal(http_reason(201), "Created");
+	assert_string_equal(http_reason(202), "Accepted");
+	assert_string_equal(http_reason(400), "Bad Request");
+	assert_string_equal(http_reason(401), "Unauthorized");
+	assert_string_equal(http_reason(403), "Forbidden");
+	assert_string_equal(http_reason(405), "Method Not Allowed");
+	assert_string_equal(http_reason(411), "Length Required");
+	/* RFC 9110 renamed it; either name is fine. */
+	s = http_reason(413);
+	assert_true(strcmp(s, "Content Too Large") == 0 ||
+	    strcmp(s, "Payload Too Large") == 0);
+	assert_string_equal(http_reason(415), "Unsupported Media Type");
+	assert_string_equal(http_reason(500), "Internal Server Error");
+	assert_string_equal(http_reason(503), "Service Unavailable");
+	assert_string_equal(http_reason(799), "");
+	assert_string_equal(http_reason(0), "");
+	assert_string_equal(http_reason(-1), "");
+}
+
+static void
+test_json_response_bytes(void **state)
+{
+	struct response	*r;
+	char		*out;
+	size_t		 len;
+	static const char want[] = "Status: 202 Accepted\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: 19\r\n"
+	    "Retry-After: 120\r\n"
+	    "\r\n"
+	    "{\"status\":\"Queued\"}";
+
+	(void)state;
+	r = response_json(202, json_pack("{s:s}", "status", "Queued"));
+	assert_non_null(r);
+	assert_int_equal(response_header(r, "Retry-After", "120"), 0);
+	out = written(r, &len);
+	assert_int_equal(len, strlen(want));
+	assert_string_equal(out, want);
+	free(out);
+	response_free(r);
+}
+
+static void
+test_binary_body(void **state)
+{
+	struct response	*r;
+	char		*out, *body;
+	size_t		 len;
+
+	(void)state;
+	r = response_new(200, "application/octet-stream", "a\0b", 3);
+	assert_non_null(r);
+	assert_int_equal(r->body_len, 3);
+	out = written(r, &len);
+	assert_non_null(strstr(out, "Content-Length: 3\r\n"));
+	body = strstr(out, "\r\n\r\n");
+	assert_non_null(body);
+	assert_int_equal(len - (size_t)(body + 4 - out), 3);
+	assert_memory_equal(body + 4, "a\0b", 3);
+	free(out);
+	response_free(r);
+}
+
+static void
+test_header_injection_refused(void **state)
+{
+	struct response	*r;
+
+	(void)state;
+	r = response_new(200, "text/plain", "ok", 2);
+	assert_non_null(r);
+	assert_int_equal(response_header(r, "X-Evil", "a\r\nSet-Cookie: x=1"),
+	    -1);
+	assert_int_equal(response_header(r, "X-Evil\n", "a"), -1);
+	assert_int_equal(response_header(r, "X:Evil", "a"), -1);
+	assert_int_equal(r->nheaders, 0);
+	assert_int_equal(response_header(NULL, "X", "a"), -1);
+	response_free(r);
+	response_free(NULL);
+}
+
+static void
+test_json_null_value(void **state)
+{
+	(void)state;
+	assert_null(response_json(200, NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_reason),
+		cmocka_unit_test(test_json_response_bytes),
+		cmocka_unit_test(test_binary_body),
+		cmocka_unit_test(test_header_injection_refused),
+		cmocka_unit_test(test_json_null_value),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
