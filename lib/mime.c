@@ -459,6 +459,11 @@ ascii(const char *s)
 	return 1;
 }
 
+/*
+ * Append s as RFC 2047 "B" words of at most 45 bytes each, cut between
+ * UTF-8 characters, one word a line.  Where no cut between characters
+ * exists (continuation bytes only: not UTF-8), the word is cut at 45.
+ */
 static void
 encoded_words(struct buf *b, const char *s, size_t len)
 {
@@ -469,6 +474,8 @@ encoded_words(struct buf *b, const char *s, size_t len)
 		n = len < 45 ? len : 45;
 		while (n < len && n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
+		if (n == 0)
+			n = len < 45 ? len : 45;
 		if ((w = mime_base64_encode((const unsigned char *)s, n)) ==
 		    NULL) {
 			b->failed = 1;

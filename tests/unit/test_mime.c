@@ -9,9 +9,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "mime.h"
@@ -802,6 +805,54 @@ test_header_value(void **state)
 	free(out);
 }
 
+/*
+ * Defect 8 of issue 9: 45 or more UTF-8 continuation bytes in a row
+ * found no place to cut and looped for ever.  Run in a child with an
+ * alarm, so that a loop fails the test instead of hanging the suite.
+ */
+static void
+test_header_value_continuation_bytes(void **state)
+{
+	static const size_t	 lens[] = { 45, 46, 47, 90, 200 };
+	struct buf		 b = { NULL, 0, 0, 0 };
+	char			 v[256], *out;
+	size_t			 i;
+	pid_t			 pid;
+	int			 status;
+
+	(void)state;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		/* "a" then continuation bytes only: not UTF-8 at all. */
+		v[0] = 'a';
+		memset(v + 1, 0x80, lens[i]);
+		v[lens[i] + 1] = '\0';
+		if ((pid = fork()) == 0) {
+			alarm(5);
+			mime_header_value(&b, v, 0);
+			out = buf_take(&b, NULL);
+			/* Every byte went into some word. */
+			_exit(out != NULL && strlen(out) >= (lens[i] + 1) / 3 *
+			    4 ? 0 : 1);
+		}
+		assert_true(pid > 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFSIGNALED(status))
+			fail_msg("%zu continuation bytes: killed by signal "
+			    "%d (SIGALRM: it loops)", lens[i],
+			    WTERMSIG(status));
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	/* Whole characters are never cut: a word ends before "\xc3\xa9". */
+	memset(v, 'x', 44);
+	memcpy(v + 44, "\xc3\xa9", 3);
+	mime_header_value(&b, v, 0);
+	out = buf_take(&b, NULL);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "?=\r\n =?UTF-8?B?w6k=?="));
+	free(out);
+}
+
 static void
 test_date(void **state)
 {
@@ -888,6 +939,7 @@ main(void)
 		cmocka_unit_test(test_text_one_final_newline),
 		cmocka_unit_test(test_text_document),
 		cmocka_unit_test(test_header_value),
+		cmocka_unit_test(test_header_value_continuation_bytes),
 		cmocka_unit_test(test_date),
 		cmocka_unit_test(test_message),
 	};
