@@ -7,9 +7,10 @@
  *
  * Request-level problems (rules of SPEC 2.5, an unknown template, a bad
  * sender or attachment) are a 400 and nothing is queued; a recipient with
- * a bad address or a missing merge field fails alone.  Each queued file
- * holds the rendered message: subject, HTML, its text alternative, and
- * the attachments with their detected types.
+ * a bad address or a missing merge field fails alone.  Addresses are
+ * those mime.h can send: ASCII, one each.  Each queued file holds the
+ * rendered message: subject, HTML, its text alternative, and the
+ * attachments with their detected types.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,24 +27,18 @@
 
 #define SUBJECT_MAX	998	/* characters: one RFC 5322 line */
 
-/* "a@example.com" or "Name <a@example.com>": one address, no CR/LF. */
+/*
+ * "a@example.com" or "Name <a@example.com>": one address as
+ * mime_address_parse reads it (ASCII, a phrase or quoted display name).
+ */
 static const char *
 valid_from(const char *s, size_t len)
 {
-	const char	*lt, *why = "must be one address such as "
-			    "a@example.com or Name <a@example.com>";
+	struct mime_address	a;
 
 	if (valid_header(s, len) != NULL)
 		return "must not contain CR or LF";
-	if (len > 0 && s[len - 1] == '>' && (lt = memchr(s, '<', len))) {
-		if (memchr(s, '"', (size_t)(lt - s)) ||
-		    memchr(s, ',', (size_t)(lt - s)) ||
-		    memchr(lt + 1, '<', (size_t)(s + len - lt - 1)))
-			return why;
-		return valid_email(lt + 1, (size_t)(s + len - lt - 2)) ?
-		    why : NULL;
-	}
-	return valid_email(s, len) ? why : NULL;
+	return mime_address_parse(s, len, &a);
 }
 
 static const struct field attachment_fields[] = {
@@ -279,7 +274,7 @@ prepare(struct ctx *ctx, struct email *e)
 	const json_t	*body = ctx->body, *item;
 	struct problem	*p;
 	enum msg_status	 st;
-	const char	*id, *uri;
+	const char	*id, *uri, *why;
 	char		 err[256], path[64];
 	size_t		 i;
 	int		 per_recipient = 0;
@@ -367,10 +362,14 @@ prepare(struct ctx *ctx, struct email *e)
 			return p;
 		}
 	}
-	if (e->from == NULL || valid_from(e->from, strlen(e->from)) != NULL) {
-		problem_add(p, "from", e->from == NULL ? "is required (the "
-		    "template has no From)" : "the template's From is not "
-		    "one address");
+	if (e->from == NULL) {
+		problem_add(p, "from", "is required (the template has no "
+		    "From)");
+		return p;
+	}
+	/* Given, it was checked with the fields; the template's is here. */
+	if ((why = valid_from(e->from, strlen(e->from))) != NULL) {
+		problem_add(p, "from", "the template's From %s", why);
 		return p;
 	}
 	if (load_attachments(ctx, e, json_object_get(body, "attachments"),
@@ -429,7 +428,7 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	const char		*why;
 
 	to = json_object_get(item, e->addr);
-	if ((why = valid_email(json_string_value(to),
+	if ((why = mime_addr_spec_check(json_string_value(to),
 	    json_string_length(to))) != NULL) {
 		snprintf(err, errlen, "%s: %s", e->addr, why);
 		return err;

@@ -1,5 +1,7 @@
 /*
- * mime.c: base64, HTML escaping, HTML to text.
+ * mime.c: base64, HTML escaping, HTML to text, and the email message:
+ * its header encodings (RFC 2047 words, RFC 2231 file names), the
+ * addresses it accepts, and the .eml builder.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <nettle/base64.h>
 
 #include "mime.h"
+#include "valid.h"
 
 int
 mime_base64_decode(const char *s, size_t len, size_t max,
@@ -459,6 +462,18 @@ ascii(const char *s)
 	return 1;
 }
 
+/* Whether s (len bytes) is printable ASCII, blanks included. */
+static int
+printable(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
 /*
  * Append s as RFC 2047 "B" words of at most 45 bytes each, cut between
  * UTF-8 characters, one word a line.  Where no cut between characters
@@ -492,26 +507,228 @@ encoded_words(struct buf *b, const char *s, size_t len)
 	}
 }
 
-void
+/* RFC 5322 atext, and any byte of a UTF-8 sequence (RFC 6532). */
+static int
+atext(unsigned char c)
+{
+	return isalnum(c) || c >= 0x80 ||
+	    (c != '\0' && strchr("!#$%&'*+-/=?^_`{|}~", c) != NULL);
+}
+
+const char *
+mime_addr_spec_check(const char *s, size_t len)
+{
+	size_t	i;
+
+	if (valid_email(s, len) != NULL)
+		return "must be an email address such as name@example.com";
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return "must be an ASCII address: an address with "
+			    "non-ASCII characters (SMTPUTF8) cannot be sent";
+	return NULL;
+}
+
+const char *
+mime_address_parse(const char *s, size_t len, struct mime_address *out)
+{
+	static const char *const one = "must be one address such as "
+	    "a@example.com or Name <a@example.com>";
+	const char	*why;
+	size_t		 i = 0, start, end;
+
+	memset(out, 0, sizeof(*out));
+	if (s == NULL)
+		return one;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return "must not contain control characters (CR, LF, "
+			    "NUL, ...)";
+	/* No angle bracket: a bare addr-spec, nothing around it. */
+	if (memchr(s, '<', len) == NULL && memchr(s, '>', len) == NULL) {
+		if ((why = mime_addr_spec_check(s, len)) != NULL)
+			return memchr(s, ' ', len) || memchr(s, ',', len) ||
+			    memchr(s, ';', len) ? one : why;
+		out->addr = s;
+		out->addrlen = len;
+		return NULL;
+	}
+	for (i = 0; i < len && s[i] == ' '; i++)
+		;
+	start = i;
+	if (i < len && s[i] == '"') {
+		/* A quoted string: anything but a bare '"' or '\'. */
+		for (i++; i < len && s[i] != '"'; i++)
+			if (s[i] == '\\' && ++i == len)
+				break;
+		if (i >= len)
+			return "the display name's quotes are not closed";
+		end = ++i;
+		out->quoted = 1;
+	} else {
+		/* A phrase: words, blanks between them, dots allowed. */
+		while (i < len && (atext((unsigned char)s[i]) || s[i] == '.' ||
+		    s[i] == ' '))
+			i++;
+		for (end = i; end > start && s[end - 1] == ' '; end--)
+			;
+		if (i < len && s[i] != '<')
+			return "a display name with characters such as "
+			    "< > ( ) [ ] , ; : @ \" must be in double quotes";
+	}
+	if (end > start) {
+		out->name = s + start;
+		out->namelen = end - start;
+	}
+	while (i < len && s[i] == ' ')
+		i++;
+	if (i >= len || s[i] != '<' || s[len - 1] != '>' || len - i < 3)
+		return one;
+	out->addr = s + i + 1;
+	out->addrlen = len - i - 2;
+	if ((why = mime_addr_spec_check(out->addr, out->addrlen)) != NULL) {
+		memset(out, 0, sizeof(*out));
+		return memchr(s + i + 1, '<', len - i - 1) ||
+		    memchr(s + i + 1, '>', len - i - 2) ? one : why;
+	}
+	return NULL;
+}
+
+/* Append the display name of a parsed address, encoded as it needs. */
+static void
+display_name(struct buf *b, const struct mime_address *a)
+{
+	struct buf	 plain = { NULL, 0, 0, 0 };
+	size_t		 i;
+
+	if (a->quoted) {
+		if (printable(a->name, a->namelen)) {
+			buf_add(b, a->name, a->namelen);
+			return;
+		}
+		/* An encoded word may not stand in quotes: unquote first. */
+		for (i = 1; i + 1 < a->namelen; i++) {
+			if (a->name[i] == '\\')
+				i++;
+			buf_putc(&plain, a->name[i]);
+		}
+		if (plain.failed)
+			b->failed = 1;
+		else
+			encoded_words(b, plain.p ? plain.p : "", plain.len);
+		buf_free(&plain);
+		return;
+	}
+	if (!printable(a->name, a->namelen))
+		encoded_words(b, a->name, a->namelen);
+	else if (memchr(a->name, '.', a->namelen) != NULL) {
+		/* "J. Doe": a dot is not an atom's; quoted it is a word. */
+		buf_putc(b, '"');
+		buf_add(b, a->name, a->namelen);
+		buf_putc(b, '"');
+	} else
+		buf_add(b, a->name, a->namelen);
+}
+
+int
 mime_header_value(struct buf *b, const char *value, int address)
 {
-	const char	*lt;
-	size_t		 dlen;
+	struct mime_address	a;
 
-	if (ascii(value)) {
-		buf_puts(b, value);
-		return;
+	if (!address) {
+		if (ascii(value))
+			buf_puts(b, value);
+		else
+			encoded_words(b, value, strlen(value));
+		return b->failed ? -1 : 0;
 	}
-	if (address && (lt = strrchr(value, '<')) != NULL && lt > value) {
-		for (dlen = (size_t)(lt - value); dlen > 0 &&
-		    value[dlen - 1] == ' '; dlen--)
-			;
-		encoded_words(b, value, dlen);
+	if (mime_address_parse(value, strlen(value), &a) != NULL)
+		return -1;
+	if (a.name != NULL) {
+		display_name(b, &a);
 		buf_putc(b, ' ');
-		buf_puts(b, lt);
+	}
+	if (a.name != NULL || value[0] == '<' || value[0] == ' ') {
+		buf_putc(b, '<');
+		buf_add(b, a.addr, a.addrlen);
+		buf_putc(b, '>');
+	} else
+		buf_add(b, a.addr, a.addrlen);
+	return b->failed ? -1 : 0;
+}
+
+/* Whether a file name can stand in a quoted string as it is. */
+static int
+plain_name(const char *name)
+{
+	size_t	len = strlen(name);
+
+	return printable(name, len) && strchr(name, '"') == NULL &&
+	    strchr(name, '\\') == NULL;
+}
+
+void
+mime_content_type(struct buf *b, const char *type, const char *name)
+{
+	buf_puts(b, type);
+	buf_puts(b, ";\r\n name=\"");
+	if (plain_name(name))
+		buf_puts(b, name);
+	else
+		encoded_words(b, name, strlen(name));
+	buf_putc(b, '"');
+}
+
+void
+mime_content_disposition(struct buf *b, const char *name)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	struct buf		 enc = { NULL, 0, 0, 0 };
+	const unsigned char	*p;
+	size_t			 i, n, seg;
+	char			 num[32];
+
+	buf_puts(b, "attachment;\r\n filename");
+	if (plain_name(name)) {
+		buf_puts(b, "=\"");
+		buf_puts(b, name);
+		buf_putc(b, '"');
 		return;
 	}
-	encoded_words(b, value, strlen(value));
+	/* RFC 2231 (as RFC 5987 spells it): attr-char as is, else %XX. */
+	for (p = (const unsigned char *)name; *p != '\0'; p++) {
+		if (isalnum(*p) || strchr("!#$&+-.^_`|~", *p) != NULL)
+			buf_putc(&enc, (char)*p);
+		else {
+			buf_putc(&enc, '%');
+			buf_putc(&enc, hex[*p >> 4]);
+			buf_putc(&enc, hex[*p & 15]);
+		}
+	}
+	if (enc.failed) {
+		b->failed = 1;
+		buf_free(&enc);
+		return;
+	}
+	if (enc.len <= 60) {
+		buf_puts(b, "*=utf-8''");
+		buf_add(b, enc.p, enc.len);
+		buf_free(&enc);
+		return;
+	}
+	/* Continuations of at most 56 characters, never inside a %XX. */
+	for (i = 0, seg = 0; i < enc.len; i += n, seg++) {
+		n = enc.len - i < 56 ? enc.len - i : 56;
+		if (i + n < enc.len && enc.p[i + n - 1] == '%')
+			n -= 1;
+		else if (i + n < enc.len && enc.p[i + n - 2] == '%')
+			n -= 2;
+		snprintf(num, sizeof(num), "%s*%zu*=%s", seg ? ";\r\n filename" :
+		    "", seg, seg ? "" : "utf-8''");
+		buf_puts(b, num);
+		buf_add(b, enc.p + i, n);
+	}
+	buf_free(&enc);
 }
 
 void
@@ -606,9 +823,11 @@ mime_message(const json_t *msg, const char *id, time_t date, size_t *len)
 	buf_puts(&b, "Date: ");
 	buf_puts(&b, stamp);
 	buf_puts(&b, "\r\nFrom: ");
-	mime_header_value(&b, from, 1);
+	if (mime_header_value(&b, from, 1) == -1)
+		goto bad;
 	buf_puts(&b, "\r\nTo: ");
-	mime_header_value(&b, to, 1);
+	if (mime_header_value(&b, to, 1) == -1)
+		goto bad;
 	buf_puts(&b, "\r\nSubject: ");
 	mime_header_value(&b, subject ? subject : "", 0);
 	buf_puts(&b, "\r\nMessage-ID: <");
@@ -646,23 +865,24 @@ mime_message(const json_t *msg, const char *id, time_t date, size_t *len)
 		name = json_string_value(json_object_get(a, "name"));
 		type = json_string_value(json_object_get(a, "contentType"));
 		c = json_object_get(a, "content");
+		/* Sent without it would be sent wrong: not at all. */
 		if (name == NULL || !json_is_string(c))
-			continue;
+			goto bad;
 		buf_puts(&b, "--");
 		buf_puts(&b, mixed);
 		buf_puts(&b, "\r\nContent-Type: ");
-		buf_puts(&b, type ? type : "application/octet-stream");
-		/* Names were checked on the way in: no quotes to escape
-		 * but '"' and '\', which quoting cannot carry anyway. */
-		buf_puts(&b, "\r\nContent-Disposition: attachment; filename=\"");
-		for (; *name != '\0'; name++)
-			if (*name != '"' && *name != '\\')
-				buf_putc(&b, *name);
-		buf_puts(&b, "\"\r\nContent-Transfer-Encoding: base64\r\n\r\n");
+		mime_content_type(&b, type ? type : "application/octet-stream",
+		    name);
+		buf_puts(&b, "\r\nContent-Disposition: ");
+		mime_content_disposition(&b, name);
+		buf_puts(&b, "\r\nContent-Transfer-Encoding: base64\r\n\r\n");
 		base64_lines(&b, json_string_value(c), json_string_length(c));
 	}
 	buf_puts(&b, "--");
 	buf_puts(&b, mixed);
 	buf_puts(&b, "--\r\n");
 	return buf_take(&b, len);
+bad:
+	buf_free(&b);
+	return NULL;
 }

@@ -2,8 +2,9 @@
  * provider_smtp.c: email over SMTP with libcurl.  The message is built
  * with curl_mime: multipart/mixed holding a multipart/alternative of the
  * text and HTML parts, then each attachment with its detected type and
- * name; Message-ID and Date headers; STARTTLS or SMTPS, AUTH; the curl
- * multi handle reuses connections.
+ * name (the header values of mime.h, so the .eml of the file provider
+ * says the same); Message-ID and Date headers; STARTTLS or SMTPS, AUTH;
+ * the curl multi handle reuses connections.
  *
  *	[email]
  *	provider = smtp
@@ -98,34 +99,37 @@ smtp_init(const struct config *cfg, const char *section,
 	return st;
 }
 
-/* The bare address of "Name <a@b>" or "a@b", into out. */
-static void
-bare_address(const char *from, char *out, size_t len)
+/* The addr-spec of an address, "<a@b>", into out.  0, or -1. */
+static int
+bare_address(const char *addr, char *out, size_t len)
 {
-	const char	*lt, *gt;
+	struct mime_address	a;
 
-	if ((lt = strrchr(from, '<')) != NULL &&
-	    (gt = strchr(lt, '>')) != NULL)
-		snprintf(out, len, "<%.*s>", (int)(gt - lt - 1), lt + 1);
-	else
-		snprintf(out, len, "<%s>", from);
+	if (mime_address_parse(addr, strlen(addr), &a) != NULL ||
+	    snprintf(out, len, "<%.*s>", (int)a.addrlen, a.addr) >= (int)len)
+		return -1;
+	return 0;
 }
 
-/* "Name: value", the value encoded when it is not ASCII. */
-static void
+/* "Name: value", the value encoded as mime.h says.  0, or -1. */
+static int
 header(struct job *job, const char *name, const char *value)
 {
 	struct buf	 b = { NULL, 0, 0, 0 };
 	char		*line;
+	int		 rc;
 
 	buf_puts(&b, name);
 	buf_puts(&b, ": ");
-	mime_header_value(&b, value, strcmp(name, "From") == 0 ||
+	rc = mime_header_value(&b, value, strcmp(name, "From") == 0 ||
 	    strcmp(name, "To") == 0);
-	if ((line = buf_take(&b, NULL)) != NULL) {
-		job->headers = curl_slist_append(job->headers, line);
+	if ((line = buf_take(&b, NULL)) == NULL || rc == -1) {
 		free(line);
+		return -1;
 	}
+	job->headers = curl_slist_append(job->headers, line);
+	free(line);
+	return 0;
 }
 
 /* Add a text part with its charset, quoted-printable. */
@@ -141,16 +145,46 @@ text_part(curl_mime *alt, const char *text, const char *type)
 	    curl_mime_encoder(part, "quoted-printable") ? -1 : 0;
 }
 
+/*
+ * The data of attachment a (the i-th) into part: its content decoded.
+ * 0, or -1 with a reason in err.
+ */
+static int
+attachment_data(struct job *job, const json_t *a, size_t i,
+    curl_mimepart *part)
+{
+	const json_t	*c = json_object_get(a, "content");
+	unsigned char	*data;
+	size_t		 len;
+	int		 rc;
+
+	if (!json_is_string(c) || mime_base64_decode(json_string_value(c),
+	    json_string_length(c), 0, &data, &len) != 0) {
+		snprintf(job->err, sizeof(job->err), "attachment %zu has no "
+		    "content", i);
+		return -1;
+	}
+	rc = curl_mime_data(part, (const char *)data, len);
+	free(data);
+	return rc == CURLE_OK ? 0 : -1;
+}
+
+/*
+ * The body: the text alternatives, then the attachments.  0, or -1 with
+ * a reason in err.
+ */
 static int
 build_mime(struct job *job)
 {
 	const json_t		*atts, *a;
 	curl_mime		*alt;
 	curl_mimepart		*part;
-	struct curl_slist	*inline_hdr;
-	unsigned char		*data;
-	const char		*html, *text;
-	size_t			 i, len;
+	struct curl_slist	*hdr;
+	struct buf		 ct = { NULL, 0, 0, 0 };
+	struct buf		 cd = { NULL, 0, 0, 0 };
+	const char		*html, *text, *name, *type;
+	size_t			 i;
+	int			 rc;
 
 	html = provider_msg_str(job, "html");
 	text = provider_msg_str(job, "text");
@@ -170,27 +204,34 @@ build_mime(struct job *job)
 		return -1;
 	}
 	curl_mime_type(part, "multipart/alternative");
-	inline_hdr = curl_slist_append(NULL, "Content-Disposition: inline");
-	curl_mime_headers(part, inline_hdr, 1);
+	hdr = curl_slist_append(NULL, "Content-Disposition: inline");
+	curl_mime_headers(part, hdr, 1);
 	atts = json_object_get(provider_message(job), "attachments");
 	json_array_foreach(atts, i, a) {
-		const json_t	*c = json_object_get(a, "content");
-
-		if (mime_base64_decode(json_string_value(c),
-		    json_string_length(c), 0, &data, &len) != 0)
-			return -1;
-		part = curl_mime_addpart(job->mime);
-		if (part == NULL || curl_mime_data(part, (const char *)data,
-		    len) != CURLE_OK) {
-			free(data);
+		name = json_string_value(json_object_get(a, "name"));
+		type = json_string_value(json_object_get(a, "contentType"));
+		if (name == NULL) {
+			snprintf(job->err, sizeof(job->err), "attachment %zu "
+			    "has no name", i);
 			return -1;
 		}
-		free(data);
-		curl_mime_type(part, json_string_value(json_object_get(a,
-		    "contentType")));
-		curl_mime_filename(part, json_string_value(json_object_get(a,
-		    "name")));
-		curl_mime_encoder(part, "base64");
+		if ((part = curl_mime_addpart(job->mime)) == NULL ||
+		    attachment_data(job, a, i, part) == -1)
+			return -1;
+		/* Our own Content-Disposition: curl then adds none. */
+		mime_content_type(&ct, type ? type : "application/octet-stream",
+		    name);
+		buf_puts(&cd, "Content-Disposition: ");
+		mime_content_disposition(&cd, name);
+		rc = ct.failed || cd.failed ||
+		    curl_mime_type(part, ct.p) != CURLE_OK ||
+		    (hdr = curl_slist_append(NULL, cd.p)) == NULL ||
+		    curl_mime_headers(part, hdr, 1) != CURLE_OK ||
+		    curl_mime_encoder(part, "base64") != CURLE_OK;
+		buf_free(&ct);
+		buf_free(&cd);
+		if (rc)
+			return -1;
 	}
 	return 0;
 }
@@ -221,7 +262,7 @@ smtp_start(void *state, struct job *job)
 {
 	struct smtp_state	*st = state;
 	const char		*from, *to, *subject, *id, *at;
-	char			 addr[512], line[600], date[64];
+	char			 addr[512], rcpt[512], line[600], date[64];
 	time_t			 now = time(NULL);
 
 	job->status = MSG_TEMPFAIL;
@@ -234,14 +275,20 @@ smtp_start(void *state, struct job *job)
 		snprintf(job->err, sizeof(job->err), "no from or to");
 		return;
 	}
+	/* Checked when queued; a document from elsewhere is checked here. */
+	if (bare_address(from, addr, sizeof(addr)) == -1 ||
+	    bare_address(to, rcpt, sizeof(rcpt)) == -1) {
+		job->status = MSG_PERMFAIL;
+		snprintf(job->err, sizeof(job->err), "from or to is not one "
+		    "address");
+		return;
+	}
 	if ((job->easy = provider_easy(job, st->url, st->timeout)) == NULL) {
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		return;
 	}
-	bare_address(from, addr, sizeof(addr));
 	curl_easy_setopt(job->easy, CURLOPT_MAIL_FROM, addr);
-	bare_address(to, addr, sizeof(addr));
-	job->rcpts = curl_slist_append(NULL, addr);
+	job->rcpts = curl_slist_append(NULL, rcpt);
 	curl_easy_setopt(job->easy, CURLOPT_MAIL_RCPT, job->rcpts);
 	curl_easy_setopt(job->easy, CURLOPT_USE_SSL, st->usessl);
 	curl_easy_setopt(job->easy, CURLOPT_DEBUGFUNCTION, server_reply);
@@ -256,10 +303,15 @@ smtp_start(void *state, struct job *job)
 	mime_date(now, date, sizeof(date));
 	snprintf(line, sizeof(line), "Date: %s", date);
 	job->headers = curl_slist_append(job->headers, line);
-	header(job, "From", from);
-	header(job, "To", to);
-	header(job, "Subject", subject ? subject : "");
-	bare_address(from, addr, sizeof(addr));
+	if (header(job, "From", from) == -1 || header(job, "To", to) == -1 ||
+	    header(job, "Subject", subject ? subject : "") == -1) {
+		snprintf(job->err, sizeof(job->err), "cannot encode the "
+		    "headers");
+		job->status = MSG_PERMFAIL;
+		curl_easy_cleanup(job->easy);
+		job->easy = NULL;
+		return;
+	}
 	at = strrchr(addr, '@');
 	snprintf(line, sizeof(line), "Message-ID: <%s@%.*s>", id,
 	    at ? (int)strlen(at + 1) - 1 : 9, at ? at + 1 : "localhost");
@@ -267,8 +319,9 @@ smtp_start(void *state, struct job *job)
 	job->headers = curl_slist_append(job->headers, "MIME-Version: 1.0");
 	curl_easy_setopt(job->easy, CURLOPT_HTTPHEADER, job->headers);
 	if (build_mime(job) == -1) {
-		snprintf(job->err, sizeof(job->err), "cannot build the MIME "
-		    "message");
+		if (job->err[0] == '\0')
+			snprintf(job->err, sizeof(job->err), "cannot build "
+			    "the MIME message");
 		job->status = MSG_PERMFAIL;
 		curl_easy_cleanup(job->easy);
 		job->easy = NULL;

@@ -1,6 +1,10 @@
 """POST /deliver (SPEC 2.5) and POST /email/v1/deliver (SPEC 2.6), replies
-per SPEC 2.7 (CONTRACT 2, 4, 5, 6, 7, 8)."""
+per SPEC 2.7 (CONTRACT 2, 4, 5, 6, 7, 8); the headers of what is sent
+(.eml of the file provider, SMTP; issue 9, defect 11)."""
 
+import email
+import email.header
+import email.policy
 import html as htmllib
 import json
 
@@ -11,6 +15,7 @@ from conftest import (SERVER, assert_allow, assert_id,
                       assert_unauthorized)
 from channels_support import (PDF, PNG, TEXT, b64, bad, bad_any, due_now,
                               exactly_spooled, ok_json, spooled, unb64)
+from smtpsink import SmtpSink
 
 DELIVER = "/deliver"
 V1 = "/email/v1/deliver"
@@ -406,8 +411,12 @@ def test_request_level_attachments_go_to_everyone(srv):
     out = reply(post(srv, body), 2, "success")
     for mid in ids(out):
         atts = msg(srv, mid)["attachments"]
-        assert [(a["name"], a["contentType"]) for a in atts] == \
-            [("a.pdf", "application/pdf"), ("b.png", "image/png")], atts
+        assert [(a["name"], a["contentType"], a["size"]) for a in atts] == \
+            [("a.pdf", "application/pdf", len(PDF)),
+             ("b.png", "image/png", len(PNG))], atts
+        # Whole as msgspool show tells it, stored once or not.
+        shown = show(srv, mid)["message"]["attachments"]
+        assert [unb64(a["content"]) for a in shown] == [PDF, PNG], shown
 
 
 def test_per_recipient_attachments_go_only_to_their_recipient(srv):
@@ -626,3 +635,173 @@ def test_missing_key_is_401(srv, path):
 @pytest.mark.parametrize("path", [DELIVER, V1])
 def test_get_is_405(srv, path):
     assert_allow(srv.get(path), "POST")
+
+
+# ------------------------------------------- what is sent: the headers
+
+def show(srv, mid):
+    """msgspool show ID, parsed."""
+    cp = srv.inst.cli("show", mid)
+    assert cp.returncode == 0, cp.err
+    return json.loads(cp.out)
+
+
+def eml_bytes(srv, mid):
+    """The .eml the file provider wrote for mid; every byte of it is
+    ASCII (headers encoded, bodies quoted-printable or base64)."""
+    out = srv.inst.outbox_for(mid)
+    assert [p.name for p in out] == [f"{mid}.eml"], \
+        [p.name for p in srv.inst.outbox()]
+    raw = out[0].read_bytes()
+    eight = [i for i, b in enumerate(raw) if b >= 0x80]
+    assert not eight, raw[max(0, eight[0] - 200):eight[0] + 100]
+    return raw
+
+
+def eml(srv, mid):
+    """The .eml of mid (eml_bytes), parsed."""
+    return email.message_from_bytes(eml_bytes(srv, mid),
+                                    policy=email.policy.default)
+
+
+def legacy_names(raw):
+    """The name= parameters of the attachments' Content-Type, RFC 2047
+    words decoded: what mail programs without RFC 2231 read."""
+    m = email.message_from_bytes(raw, policy=email.policy.compat32)
+    return [str(email.header.make_header(email.header.decode_header(
+        part.get_param("name")))) for part in m.walk()
+        if str(part.get("Content-Disposition", "")).startswith("attachment")]
+
+
+def attachments_of(m):
+    """[(filename, bytes)] of a parsed message's attachments."""
+    return [(a.get_filename(), a.get_payload(decode=True))
+            for a in m.iter_attachments()]
+
+
+NON_ASCII_ADDRESSES = ["j\u00f6rg@example.de", "ann@ex\u00e4mple.com",
+                       "\u00fc@\u00fc.example"]
+
+
+@pytest.mark.parametrize("address", NON_ASCII_ADDRESSES)
+def test_non_ascii_recipient_fails_alone_as_not_ascii(srv, address):
+    # Issue 9, defect 11: it was queued and sent as one encoded word in
+    # To:.  An address needs SMTPUTF8 end to end to be non-ASCII.
+    out = reply(post(srv, welcome(item(address, first_name="X"),
+                                  item(BOB, first_name="Bob"))), 2,
+                "partial")
+    e = out["recipients"][0]
+    assert e["status"] == "error" and "ASCII" in e["error"], e
+    assert e["error"].startswith("recipient"), e
+    exactly_spooled(srv.inst, [out["recipients"][1]["messageId"]])
+
+
+@pytest.mark.parametrize("frm", [
+    "j\u00f6rg@acme.example", "J\u00f6rg <j\u00f6rg@acme.example>",
+    "Shop <shop@\u00e4cme.example>"])
+def test_non_ascii_from_address_is_400(srv, frm):
+    p = bad(post(srv, welcome(item(ANN, first_name="A"), **{"from": frm})),
+            400, "from", srv.inst)
+    assert any("ASCII" in m for m in p["errors"]["from"]), p
+
+
+@pytest.mark.parametrize("frm", [
+    "x> y <a@b.example>", "Ann, Bob <a@acme.example>",
+    "Ann (Shop) <a@acme.example>", 'Ann "Q" <a@acme.example>',
+    "a@acme.example <b@acme.example>", "Ann <a@acme.example",
+    "Ann <a@acme.example> x", "Ann <<a@acme.example>>",
+    '"Ann <a@acme.example>', "Ann <a@acme.example> <b@acme.example>",
+    "Ann <>", "Ann\t<a@acme.example>", "<a@acme.example> Ann"])
+def test_malformed_from_is_400(srv, frm):
+    # Issue 9, defect 11: "x> y <a@b.example>" was accepted.  From is a
+    # bare addr-spec or a phrase / quoted string and <addr-spec>.
+    bad(post(srv, welcome(item(ANN, first_name="A"), **{"from": frm})), 400,
+        "from", srv.inst)
+
+
+@pytest.mark.parametrize("frm,name", [
+    ("shop@acme.example", ""),
+    ("<shop@acme.example>", ""),
+    ("Ann <shop@acme.example>", "Ann"),
+    ("Ann Q. Doe <shop@acme.example>", "Ann Q. Doe"),
+    ('"Doe, Ann" <shop@acme.example>', "Doe, Ann"),
+    ('"say \\"hi\\"" <shop@acme.example>', 'say "hi"'),
+    ("Zo\u00eb \u00dcn\u00efcode \U0001F600 <shop@acme.example>",
+     "Zo\u00eb \u00dcn\u00efcode \U0001F600"),
+    ('"Zo\u00eb, \\"Z\\"" <shop@acme.example>', 'Zo\u00eb, "Z"'),
+])
+def test_from_is_sent_as_written(srv, frm, name):
+    out = reply(post(srv, welcome(item(ANN, first_name="A"),
+                                  **{"from": frm})), 1, "success")
+    mid = out["recipients"][0]["messageId"]
+    srv.inst.daemon_once()
+    m = eml(srv, mid)
+    (a,) = m["From"].addresses
+    assert (a.display_name, a.addr_spec) == (name, "shop@acme.example"), \
+        str(m["From"])
+    assert m["To"].addresses[0].addr_spec == ANN
+    assert m["Message-ID"].endswith("@acme.example>"), m["Message-ID"]
+    assert not m.defects and not m["From"].defects, (m.defects,
+                                                     m["From"].defects)
+
+
+ATTACHMENT_NAMES = [
+    "Gr\u00fc\u00dfe \u2013 \u20ac \U0001F600.pdf",
+    "r\u00e9sum\u00e9.pdf",
+    "\u65e5\u672c\u8a9e\u306e\u9577\u3044\u30d5\u30a1\u30a4\u30eb\u540d"
+    * 6 + ".txt",
+    'say "hi".txt',
+    "semi;colon=x.txt",
+    "tab\there.txt",
+    "plain.pdf",
+]
+
+
+@pytest.mark.parametrize("level", ["request", "recipient"])
+@pytest.mark.parametrize("name", ATTACHMENT_NAMES,
+                         ids=[f"name{i}" for i in range(len(ATTACHMENT_NAMES))])
+def test_attachment_name_round_trips(srv, level, name):
+    # Issue 9, defect 11: a non-ASCII name went out as raw 8-bit bytes
+    # in Content-Disposition, and quotes were dropped.  RFC 2231 now.
+    a = [att(name, PDF)]
+    if level == "request":
+        body = welcome(item(ANN, first_name="A"), item(BOB, first_name="B"),
+                       attachments=a)
+    else:
+        body = welcome(item(ANN, a, first_name="A"))
+    out = reply(post(srv, body), 2 if level == "request" else 1, "success")
+    srv.inst.daemon_once()
+    for mid in ids(out):
+        m = eml(srv, mid)
+        assert attachments_of(m) == [(name, PDF)], attachments_of(m)
+        (part,) = m.iter_attachments()
+        assert part.get_content_type() == "application/pdf"
+        assert not part.defects, part.defects
+        # The RFC 2047 fallback in the type's name= parameter.
+        assert legacy_names(eml_bytes(srv, mid)) == [name]
+
+
+def test_smtp_sends_the_headers_and_attachments(srv):
+    # The smtp provider builds with curl_mime: the same header values
+    # (mime.h) as the .eml.
+    inst = srv.inst
+    name = "Gr\u00fc\u00dfe \u20ac \U0001F600 " + "x" * 60 + ".pdf"
+    with SmtpSink() as sink:
+        inst.write_conf(sink.config("email", starttls="no"))
+        out = reply(post(srv, welcome(
+            item(ANN, first_name="A"), item(BOB, first_name="B"),
+            attachments=[att(name, PDF), att("notes.txt", TEXT)],
+            **{"from": '"Zo\u00eb, Shop" <shop@acme.example>'})), 2,
+            "success")
+        inst.daemon_once()
+        got = sink.wait_for(2, timeout=10)
+    assert sorted(g.rcpt_tos[0] for g in got) == sorted([ANN, BOB])
+    for g in got:
+        raw_head = g.data.split(b"\r\n\r\n", 1)[0]
+        assert all(b < 0x80 for b in g.data), raw_head
+        assert g.mail_from == "shop@acme.example"
+        (a,) = g.message["From"].addresses
+        assert a.display_name == "Zo\u00eb, Shop", str(g.message["From"])
+        assert [(n, d) for n, _, d in g.attachments] == \
+            [(name, PDF), ("notes.txt", TEXT)], g.attachments
+    assert sorted(inst.ids("sent")) == sorted(ids(out))

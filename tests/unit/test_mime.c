@@ -1,7 +1,8 @@
 /*
  * test_mime.c: unit tests for lib/mime.c: base64 (RFC 4648), HTML
- * escaping (STYLE habit 9), file name checks and the HTML to text
- * rendering used for the text/plain alternative.
+ * escaping (STYLE habit 9), file name checks, the HTML to text
+ * rendering used for the text/plain alternative, and the email headers:
+ * RFC 2047 words, the addresses accepted, RFC 2231 file names.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -783,26 +784,40 @@ test_text_document(void **state)
 	    "Thanks!\n");
 }
 
-static void
-test_header_value(void **state)
+/* mime_header_value of value into a string (caller frees); rc in *rc. */
+static char *
+header(const char *value, int address, int *rc)
 {
 	struct buf	 b = { NULL, 0, 0, 0 };
 	char		*out;
 
+	*rc = mime_header_value(&b, value, address);
+	out = buf_take(&b, NULL);
+	assert_non_null(out);
+	return out;
+}
+
+#define HEADER_IS(value, address, want) do {				\
+	int	 rc_;							\
+	char	*out_ = header(value, address, &rc_);			\
+	if (rc_ != 0 || strcmp(out_, want) != 0) {			\
+		print_error("header \"%s\": rc %d\n   got \"%s\"\n"	\
+		    "wanted \"%s\"\n", value, rc_, out_, want);		\
+		free(out_);						\
+		fail();							\
+	}								\
+	free(out_);							\
+} while (0)
+
+static void
+test_header_value(void **state)
+{
 	(void)state;
-	mime_header_value(&b, "Plain subject", 0);
-	out = buf_take(&b, NULL);
-	assert_string_equal(out, "Plain subject");
-	free(out);
-	mime_header_value(&b, "Zo\xc3\xab <zoe@example.com>", 1);
-	out = buf_take(&b, NULL);
+	HEADER_IS("Plain subject", 0, "Plain subject");
 	/* Only the display name is encoded, the address stays readable. */
-	assert_string_equal(out, "=?UTF-8?B?Wm/Dqw==?= <zoe@example.com>");
-	free(out);
-	mime_header_value(&b, "\xc3\xa9t\xc3\xa9", 0);
-	out = buf_take(&b, NULL);
-	assert_string_equal(out, "=?UTF-8?B?w6l0w6k=?=");
-	free(out);
+	HEADER_IS("Zo\xc3\xab <zoe@example.com>", 1,
+	    "=?UTF-8?B?Wm/Dqw==?= <zoe@example.com>");
+	HEADER_IS("\xc3\xa9t\xc3\xa9", 0, "=?UTF-8?B?w6l0w6k=?=");
 }
 
 /*
@@ -814,11 +829,10 @@ static void
 test_header_value_continuation_bytes(void **state)
 {
 	static const size_t	 lens[] = { 45, 46, 47, 90, 200 };
-	struct buf		 b = { NULL, 0, 0, 0 };
 	char			 v[256], *out;
 	size_t			 i;
 	pid_t			 pid;
-	int			 status;
+	int			 status, rc;
 
 	(void)state;
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -828,11 +842,10 @@ test_header_value_continuation_bytes(void **state)
 		v[lens[i] + 1] = '\0';
 		if ((pid = fork()) == 0) {
 			alarm(5);
-			mime_header_value(&b, v, 0);
-			out = buf_take(&b, NULL);
+			out = header(v, 0, &rc);
 			/* Every byte went into some word. */
-			_exit(out != NULL && strlen(out) >= (lens[i] + 1) / 3 *
-			    4 ? 0 : 1);
+			_exit(rc == 0 && strlen(out) >= (lens[i] + 1) / 3 * 4 ?
+			    0 : 1);
 		}
 		assert_true(pid > 0);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -846,10 +859,188 @@ test_header_value_continuation_bytes(void **state)
 	/* Whole characters are never cut: a word ends before "\xc3\xa9". */
 	memset(v, 'x', 44);
 	memcpy(v + 44, "\xc3\xa9", 3);
-	mime_header_value(&b, v, 0);
+	out = header(v, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "?=\r\n =?UTF-8?B?w6k=?="));
+	free(out);
+}
+
+#define ADDR_OK(s, wname, waddr)	addr_ok(s, wname, waddr)
+
+static void
+addr_ok(const char *s, const char *wname, const char *waddr)
+{
+	struct mime_address	 a;
+	const char		*why;
+
+	if ((why = mime_address_parse(s, strlen(s), &a)) != NULL)
+		fail_msg("\"%s\" refused: %s", s, why);
+	if (wname == NULL ? a.name != NULL : a.name == NULL ||
+	    a.namelen != strlen(wname) || memcmp(a.name, wname, a.namelen))
+		fail_msg("\"%s\": display name \"%.*s\", not \"%s\"", s,
+		    a.name ? (int)a.namelen : 6, a.name ? a.name : "(none)",
+		    wname ? wname : "(none)");
+	if (a.addrlen != strlen(waddr) || memcmp(a.addr, waddr, a.addrlen))
+		fail_msg("\"%s\": address \"%.*s\", not \"%s\"", s,
+		    (int)a.addrlen, a.addr, waddr);
+}
+
+static void
+addr_bad(const char *s, const char *want)
+{
+	struct mime_address	 a;
+	const char		*why;
+
+	if ((why = mime_address_parse(s, strlen(s), &a)) == NULL)
+		fail_msg("\"%s\" accepted", s);
+	if (want != NULL && strstr(why, want) == NULL)
+		fail_msg("\"%s\": \"%s\" does not say \"%s\"", s, why, want);
+}
+
+static void
+test_address_parse(void **state)
+{
+	(void)state;
+	ADDR_OK("a@example.com", NULL, "a@example.com");
+	ADDR_OK("<a@example.com>", NULL, "a@example.com");
+	ADDR_OK("Ann <a@example.com>", "Ann", "a@example.com");
+	ADDR_OK("Ann Q. Doe <a@example.com>", "Ann Q. Doe", "a@example.com");
+	ADDR_OK("Ann<a@example.com>", "Ann", "a@example.com");
+	ADDR_OK("\"Doe, Ann\" <a@example.com>", "\"Doe, Ann\"",
+	    "a@example.com");
+	ADDR_OK("\"say \\\"hi\\\"\" <a@example.com>", "\"say \\\"hi\\\"\"",
+	    "a@example.com");
+	ADDR_OK("Zo\xc3\xab <zoe@example.com>", "Zo\xc3\xab",
+	    "zoe@example.com");
+	ADDR_OK("O'Brien+x <a@example.com>", "O'Brien+x", "a@example.com");
+	/* Defect 11 of issue 9: none of these is one address. */
+	addr_bad("x> y <a@b.example>", "quotes");
+	addr_bad("Ann, Bob <a@example.com>", "quotes");
+	addr_bad("Ann (x) <a@example.com>", "quotes");
+	addr_bad("a@b.example <c@d.example>", "quotes");
+	addr_bad("Ann \"Q\" <a@example.com>", "quotes");
+	addr_bad("Ann <a@example.com", NULL);
+	addr_bad("Ann a@example.com>", NULL);
+	addr_bad("Ann <a@example.com> ", NULL);
+	addr_bad("Ann <a@example.com>x", NULL);
+	addr_bad("Ann <<a@example.com>>", NULL);
+	addr_bad("Ann <a@example.com> <b@example.com>", NULL);
+	addr_bad("\"Ann <a@example.com>", "quotes");
+	addr_bad("Ann <>", NULL);
+	addr_bad("a@b.example, c@d.example", NULL);
+	addr_bad("not an address", NULL);
+	addr_bad("", NULL);
+	addr_bad("Ann\t<a@example.com>", "control");
+	addr_bad("Ann <a@example.com>\r\nBcc: x@example.com", "control");
+	/* Not ASCII: SMTPUTF8 would be needed end to end. */
+	addr_bad("j\xc3\xb6rg@example.de", "ASCII");
+	addr_bad("J\xc3\xb6rg <j\xc3\xb6rg@example.de>", "ASCII");
+	addr_bad("a@b\xc3\xbc.example", "ASCII");
+	assert_null(mime_addr_spec_check("a@example.com", 13));
+	assert_non_null(mime_addr_spec_check("Ann <a@example.com>", 19));
+	assert_non_null(mime_addr_spec_check("\xc3\xa4@example.com", 14));
+}
+
+static void
+test_header_value_address(void **state)
+{
+	char	*out;
+	int	 rc;
+
+	(void)state;
+	HEADER_IS("a@example.com", 1, "a@example.com");
+	HEADER_IS("<a@example.com>", 1, "<a@example.com>");
+	HEADER_IS("Ann <a@example.com>", 1, "Ann <a@example.com>");
+	HEADER_IS("Ann<a@example.com>", 1, "Ann <a@example.com>");
+	/* A dot is no atom's: the phrase goes in quotes. */
+	HEADER_IS("Ann Q. Doe <a@example.com>", 1,
+	    "\"Ann Q. Doe\" <a@example.com>");
+	HEADER_IS("\"Doe, Ann\" <a@example.com>", 1,
+	    "\"Doe, Ann\" <a@example.com>");
+	/* An encoded word never stands in quotes: unquoted, then encoded. */
+	HEADER_IS("\"Zo\xc3\xab, \\\"Z\\\"\" <zoe@example.com>", 1,
+	    "=?UTF-8?B?Wm/DqywgIloi?= <zoe@example.com>");
+	/* What is not one address is refused, nothing written. */
+	out = header("x> y <a@b.example>", 1, &rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(out, "");
+	free(out);
+	out = header("j\xc3\xb6rg@example.de", 1, &rc);
+	assert_int_equal(rc, -1);
+	free(out);
+}
+
+/* mime_content_disposition of name into a string (caller frees). */
+static char *
+disposition(const char *name)
+{
+	struct buf	 b = { NULL, 0, 0, 0 };
+	char		*out;
+
+	mime_content_disposition(&b, name);
 	out = buf_take(&b, NULL);
 	assert_non_null(out);
-	assert_non_null(strstr(out, "?=\r\n =?UTF-8?B?w6k=?="));
+	return out;
+}
+
+static void
+test_content_disposition(void **state)
+{
+	char		 name[256], *out, *line, *save;
+	size_t		 i;
+
+	(void)state;
+	out = disposition("r.pdf");
+	assert_string_equal(out, "attachment;\r\n filename=\"r.pdf\"");
+	free(out);
+	/* Defect 11 of issue 9: never raw 8-bit, RFC 2231 instead. */
+	out = disposition("r\xc3\xa9sum\xc3\xa9 1.pdf");
+	assert_string_equal(out, "attachment;\r\n"
+	    " filename*=utf-8''r%C3%A9sum%C3%A9%201.pdf");
+	free(out);
+	/* A quote or a backslash is encoded too, not dropped. */
+	out = disposition("say \"hi\".txt");
+	assert_string_equal(out, "attachment;\r\n"
+	    " filename*=utf-8''say%20%22hi%22.txt");
+	free(out);
+	/* Long: continuations, lines of at most 78, no %XX cut. */
+	for (i = 0; i < 120; i += 2)
+		memcpy(name + i, "\xc3\xa9", 2);
+	strcpy(name + 120, ".pdf");
+	out = disposition(name);
+	assert_non_null(strstr(out, " filename*0*=utf-8''%C3%A9"));
+	assert_non_null(strstr(out, ";\r\n filename*1*="));
+	assert_null(strstr(out, "filename*="));
+	for (line = strtok_r(out, "\r\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\r\n", &save)) {
+		assert_true(strlen(line) <= 78);
+		for (i = 0; line[i] != '\0'; i++) {
+			assert_true((unsigned char)line[i] < 0x80);
+			if (line[i] == '%')
+				assert_true(line[i + 1] != '\0' &&
+				    line[i + 1] != ';' && line[i + 2] != '\0' &&
+				    line[i + 2] != ';');
+		}
+	}
+	free(out);
+}
+
+static void
+test_content_type(void **state)
+{
+	struct buf	 b = { NULL, 0, 0, 0 };
+	char		*out;
+
+	(void)state;
+	mime_content_type(&b, "application/pdf", "r.pdf");
+	out = buf_take(&b, NULL);
+	assert_string_equal(out, "application/pdf;\r\n name=\"r.pdf\"");
+	free(out);
+	/* The RFC 2047 fallback mail programs read beside RFC 2231. */
+	mime_content_type(&b, "application/pdf", "\xc3\xa9.pdf");
+	out = buf_take(&b, NULL);
+	assert_string_equal(out, "application/pdf;\r\n"
+	    " name=\"=?UTF-8?B?w6kucGRm?=\"");
 	free(out);
 }
 
@@ -888,11 +1079,50 @@ test_message(void **state)
 	assert_non_null(strstr(eml, "Content-Type: multipart/alternative"));
 	/* Quoted-printable: '=' itself is encoded. */
 	assert_non_null(strstr(eml, "Total =3D 5\r\n"));
-	assert_non_null(strstr(eml, "filename=\"r.pdf\""));
+	assert_non_null(strstr(eml, "Content-Type: application/pdf;\r\n"
+	    " name=\"r.pdf\"\r\n"));
+	assert_non_null(strstr(eml, "Content-Disposition: attachment;\r\n"
+	    " filename=\"r.pdf\"\r\n"));
 	assert_non_null(strstr(eml, "JVBERi0xLjQK\r\n"));
 	assert_null(strstr(eml, "\n\n"));	/* CRLF only */
 	free(eml);
 	json_object_del(msg, "from");
+	assert_null(mime_message(msg, "01M8000000000000000000000A", 0, &len));
+	json_decref(msg);
+}
+
+/* What cannot be sent correctly is not rendered at all. */
+static void
+test_message_refused(void **state)
+{
+	static const char *const froms[] = { "x> y <a@b.example>",
+	    "j\xc3\xb6rg@example.de", "a@b.example, c@d.example" };
+	json_t	*msg, *a;
+	size_t	 i, len;
+	char	*eml;
+
+	(void)state;
+	msg = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}",
+	    "from", "shop@example.com", "to", "ann@example.net",
+	    "subject", "Receipt", "text", "x", "attachments", "name", "r.pdf",
+	    "contentType", "application/pdf", "content", "JVBERi0xLjQK");
+	assert_non_null(msg);
+	eml = mime_message(msg, "01M8000000000000000000000A", 0, &len);
+	assert_non_null(eml);
+	free(eml);
+	for (i = 0; i < sizeof(froms) / sizeof(froms[0]); i++) {
+		json_object_set_new(msg, "from", json_string(froms[i]));
+		assert_null(mime_message(msg, "01M8000000000000000000000A", 0,
+		    &len));
+	}
+	json_object_set_new(msg, "from", json_string("shop@example.com"));
+	json_object_set_new(msg, "to", json_string("j\xc3\xb6rg@example.de"));
+	assert_null(mime_message(msg, "01M8000000000000000000000A", 0, &len));
+	json_object_set_new(msg, "to", json_string("ann@example.net"));
+	/* An attachment stored apart and not read back: not sent without. */
+	a = json_array_get(json_object_get(msg, "attachments"), 0);
+	json_object_del(a, "content");
+	json_object_set_new(a, "blob", json_integer(0));
 	assert_null(mime_message(msg, "01M8000000000000000000000A", 0, &len));
 	json_decref(msg);
 }
@@ -940,8 +1170,13 @@ main(void)
 		cmocka_unit_test(test_text_document),
 		cmocka_unit_test(test_header_value),
 		cmocka_unit_test(test_header_value_continuation_bytes),
+		cmocka_unit_test(test_address_parse),
+		cmocka_unit_test(test_header_value_address),
+		cmocka_unit_test(test_content_disposition),
+		cmocka_unit_test(test_content_type),
 		cmocka_unit_test(test_date),
 		cmocka_unit_test(test_message),
+		cmocka_unit_test(test_message_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
