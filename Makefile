@@ -45,7 +45,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem cgi keys spool valid tmpl sms buf mime util
+LIB_MODULES	 = log config http problem cgi keys spool valid tmpl sms buf mime util blob
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -190,10 +190,10 @@ install: all
 	    >$(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
-	@# The spool: the CGI user writes tmp/, new/, deferred/ and uploads/
-	@# (setgid, group-writable); the rest is the daemon's alone.
+	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/
+	@# and blobs/ (setgid, group-writable); the rest is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads; do \
+	for d in tmp new deferred uploads blobs; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur sent failed outbox; do \
 	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done

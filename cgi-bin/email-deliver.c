@@ -10,13 +10,17 @@
  * a bad address or a missing merge field fails alone.  Addresses are
  * those mime.h can send: ASCII, one each.  Each queued file holds the
  * rendered message: subject, HTML, its text alternative, and the
- * attachments with their detected types.
+ * attachments with their detected types.  Attachments given once for
+ * several recipients are stored once (CONTRACT 7, blob.h): written and
+ * linked under every message id before the messages are committed, the
+ * messages naming them by index instead of carrying them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "cgi.h"
 #include "mimetype.h"
 #include "mime.h"
@@ -97,6 +101,7 @@ struct attachment {
 	char		 type[128];
 	size_t		 size;
 	json_t		*base64;	/* canonical encoding, for the spool */
+	unsigned char	*data;		/* or the bytes, to store once */
 };
 
 struct attachments {
@@ -115,6 +120,7 @@ struct email {
 	size_t			 html_len;
 	struct tmpl		*tmpl;
 	struct attachments	 shared;	/* request-level */
+	int			 stored;	/* shared goes to blobs/ */
 	struct mimetype		*magic;		/* opened on first use */
 	json_t			*notices;	/* request-level notices */
 };
@@ -127,23 +133,28 @@ attachments_free(struct attachments *a)
 	for (i = 0; i < a->n; i++) {
 		free(a->v[i].name);
 		json_decref(a->v[i].base64);
+		free(a->v[i].data);
 	}
 	free(a->v);
 	a->v = NULL;
 	a->n = 0;
 }
 
-/* Append an attachment; name and base64 are taken over. */
+/*
+ * Append an attachment with its content as base64 or as bytes (data,
+ * size of them); name, base64 and data are taken over.
+ */
 static int
 attachments_add(struct attachments *a, char *name, const char *type,
-    size_t size, json_t *base64)
+    size_t size, json_t *base64, unsigned char *data)
 {
 	struct attachment	*v;
 
-	if (name == NULL || base64 == NULL ||
+	if (name == NULL || (base64 == NULL && data == NULL) ||
 	    (v = reallocarray(a->v, a->n + 1, sizeof(*v))) == NULL) {
 		free(name);
 		json_decref(base64);
+		free(data);
 		return -1;
 	}
 	a->v = v;
@@ -151,17 +162,20 @@ attachments_add(struct attachments *a, char *name, const char *type,
 	snprintf(v[a->n].type, sizeof(v[a->n].type), "%s", type);
 	v[a->n].size = size;
 	v[a->n].base64 = base64;
+	v[a->n].data = data;
 	a->n++;
 	return 0;
 }
 
 /*
- * Decode and type the attachments at path.  Problems go into p (its
- * status raised to 413 for sizes).  0, or -1 when any was bad.
+ * Decode and type the attachments at path, keeping their bytes when
+ * bytes is set (to store them once), else their base64.  Problems go
+ * into p (its status raised to 413 for sizes).  0, or -1 when any was
+ * bad.
  */
 static int
 load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
-    const char *path, struct attachments *out, struct problem *p)
+    const char *path, struct attachments *out, struct problem *p, int bytes)
 {
 	const json_t	*item, *content, *upload_id;
 	json_t		*up;
@@ -197,12 +211,28 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 			len = (size_t)json_integer_value(json_object_get(up,
 			    "size"));
 			total += len;
+			enc = json_incref(json_object_get(up, "content"));
+			data = NULL;
+			/* Its bytes, to store once: the upload holds base64. */
+			if (bytes) {
+				rc = mime_base64_decode(json_string_value(enc),
+				    json_string_length(enc), 0, &data, &len);
+				json_decref(enc);
+				enc = NULL;
+				if (rc != 0) {
+					problem_add(p, ipath, "the upload '%s' "
+					    "cannot be read", json_string_value(
+					    upload_id));
+					bad = 1;
+					json_decref(up);
+					continue;
+				}
+			}
 			if (attachments_add(out, strdup(name ? name :
 			    json_string_value(json_object_get(up,
 			    "attachmentName"))), json_string_value(
-			    json_object_get(up, "contentType")), len,
-			    json_incref(json_object_get(up, "content"))) ==
-			    -1)
+			    json_object_get(up, "contentType")), len, enc,
+			    data) == -1)
 				bad = 1;
 			json_decref(up);
 			continue;
@@ -239,6 +269,12 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 			continue;
 		}
 		mimetype_detect(e->magic, data, len, type, sizeof(type));
+		if (bytes) {
+			if (attachments_add(out, strdup(name), type, len, NULL,
+			    data) == -1)
+				bad = 1;
+			continue;
+		}
 		/* The client's text is kept when it is already canonical. */
 		if (json_string_length(content) == (len + 2) / 3 * 4 &&
 		    strspn(json_string_value(content), "ABCDEFGHIJKLMNOPQRSTUVW"
@@ -251,7 +287,8 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 		} else
 			enc = NULL;
 		free(data);
-		if (attachments_add(out, strdup(name), type, len, enc) == -1)
+		if (attachments_add(out, strdup(name), type, len, enc,
+		    NULL) == -1)
 			bad = 1;
 	}
 	if (!bad && total > ctx->limits->attachments) {
@@ -372,8 +409,11 @@ prepare(struct ctx *ctx, struct email *e)
 		problem_add(p, "from", "the template's From %s", why);
 		return p;
 	}
+	/* Once for several recipients: stored once, not in each message. */
+	e->stored = json_array_size(json_object_get(body, e->list)) > 1 &&
+	    json_array_size(json_object_get(body, "attachments")) > 0;
 	if (load_attachments(ctx, e, json_object_get(body, "attachments"),
-	    "attachments", &e->shared, p) == -1)
+	    "attachments", &e->shared, p, e->stored) == -1)
 		return p;
 	json_array_foreach(json_object_get(body, e->list), i, item) {
 		struct attachments	 own = { NULL, 0 };
@@ -383,7 +423,7 @@ prepare(struct ctx *ctx, struct email *e)
 		snprintf(path, sizeof(path), "%s[%zu].attachments", e->list, i);
 		/* Checked here, decoded again per recipient when queued. */
 		load_attachments(ctx, e, json_object_get(item, "attachments"),
-		    path, &own, p);
+		    path, &own, p, 0);
 		attachments_free(&own);
 	}
 	if (problem_count(p) > 0)
@@ -392,18 +432,59 @@ prepare(struct ctx *ctx, struct email *e)
 	return NULL;
 }
 
+/*
+ * The attachments of a message: each with its content (base64), or,
+ * when stored once, the index of its blob (blob.h) instead.
+ */
 static json_t *
-attachments_json(const struct attachments *a)
+attachments_json(const struct attachments *a, int stored)
 {
 	json_t	*out = json_array();
 	size_t	 i;
 
 	for (i = 0; out != NULL && i < a->n; i++)
-		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:O}",
-		    "name", a->v[i].name, "contentType", a->v[i].type,
-		    "size", (json_int_t)a->v[i].size,
-		    "content", a->v[i].base64));
+		json_array_append_new(out, stored ?
+		    json_pack("{s:s, s:s, s:I, s:I}", "name", a->v[i].name,
+		    "contentType", a->v[i].type, "size",
+		    (json_int_t)a->v[i].size, "blob", (json_int_t)i) :
+		    json_pack("{s:s, s:s, s:I, s:O}", "name", a->v[i].name,
+		    "contentType", a->v[i].type, "size",
+		    (json_int_t)a->v[i].size, "content", a->v[i].base64));
 	return out;
+}
+
+/*
+ * Store the request-level attachments once for every recipient whose
+ * message is about to be committed (ids[i] of those with slots[i] >= 0):
+ * before the commit, so no message names a blob that is not there.
+ */
+static enum msg_status
+store_shared(struct ctx *ctx, const struct email *e,
+    char (*ids)[SPOOL_ID_LEN + 1], const ssize_t *slots, size_t total)
+{
+	struct blob_data	*v;
+	const char		**names;
+	enum msg_status		 st;
+	size_t			 i, n = 0;
+
+	v = calloc(e->shared.n ? e->shared.n : 1, sizeof(*v));
+	names = calloc(total ? total : 1, sizeof(*names));
+	if (v == NULL || names == NULL) {
+		free(v);
+		free(names);
+		return MSG_TEMPFAIL;
+	}
+	for (i = 0; i < e->shared.n; i++) {
+		v[i].p = e->shared.v[i].data;
+		v[i].len = e->shared.v[i].size;
+	}
+	for (i = 0; i < total; i++)
+		if (slots[i] >= 0)
+			names[n++] = ids[i];
+	st = blob_store(ctx->spool, v, e->shared.n, names, n);
+	free(v);
+	free(names);
+	return st;
 }
 
 #define TRY_AGAIN	"the spool cannot take messages now; retry this recipient"
@@ -468,7 +549,7 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	if (json_array_size(json_object_get(item, "attachments")) > 0) {
 		p = problem_new(400, "invalid-field", "attachments");
 		if (p == NULL || load_attachments(ctx, e, json_object_get(item,
-		    "attachments"), "attachments", &own, p) == -1) {
+		    "attachments"), "attachments", &own, p, 0) == -1) {
 			problem_free(p);
 			free(subject);
 			free(html);
@@ -482,7 +563,7 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	msg = json_pack("{s:s, s:O, s:s%, s:s%, s:s?, s:o}",
 	    "from", e->from, "to", to, "subject", subject, slen,
 	    "html", html, hlen, "text", text, "attachments",
-	    attachments_json(atts));
+	    attachments_json(atts, atts == &e->shared && e->stored));
 	if (msg != NULL && e->tmpl != NULL)
 		json_object_set_new(msg, "templateId",
 		    json_string(e->tmpl->id));
@@ -509,7 +590,9 @@ email_deliver(struct ctx *ctx)
 	json_t			*results, *item, *res, *out = NULL, *to;
 	const char		*why;
 	char			 id[SPOOL_ID_LEN + 1], err[512];
+	char			(*ids)[SPOOL_ID_LEN + 1] = NULL;
 	struct response		*r = NULL;
+	enum msg_status		 st;
 	ssize_t			*slots = NULL;
 	size_t			 i, queued = 0, total;
 	int			 fail = 0;
@@ -525,7 +608,8 @@ email_deliver(struct ctx *ctx)
 		goto done;
 	}
 	total = json_array_size(json_object_get(ctx->body, e.list));
-	if ((slots = calloc(total, sizeof(*slots))) == NULL) {
+	if ((slots = calloc(total, sizeof(*slots))) == NULL ||
+	    (ids = calloc(total, sizeof(*ids))) == NULL) {
 		json_decref(results);
 		goto done;
 	}
@@ -533,6 +617,8 @@ email_deliver(struct ctx *ctx)
 		slots[i] = -1;
 		why = prepare_one(ctx, &e, item, id, &b, &slots[i], err,
 		    sizeof(err));
+		if (why == NULL)
+			memcpy(ids[i], id, sizeof(ids[i]));
 		to = json_object_get(item, e.addr);
 		res = json_pack("{s:O, s:s?, s:s, s:s?}", "recipient", to,
 		    "messageId", why ? NULL : id, "status",
@@ -545,9 +631,21 @@ email_deliver(struct ctx *ctx)
 		}
 		json_array_append_new(results, res);
 	}
+	if (e.stored && (st = store_shared(ctx, &e, ids, slots, total)) !=
+	    MSG_OK) {
+		fail = st == MSG_TEMPFAIL ? 503 : 500;
+		json_decref(results);
+		r = response_error(fail, "the spool cannot take messages now");
+		goto done;
+	}
 	/* One durable commit for every recipient. */
 	queued = cgi_batch_commit(ctx->spool, &b, results, slots, "messageId",
 	    &fail);
+	/* The blobs of a message the spool did not take go with it. */
+	for (i = 0; e.stored && i < total; i++)
+		if (slots[i] >= 0 && spool_batch_status(&b, (size_t)slots[i]) !=
+		    MSG_OK)
+			blob_remove(ctx->spool, ids[i]);
 	if (fail != 0) {
 		json_decref(results);
 		r = response_error(fail, "the spool cannot take messages now");
@@ -570,6 +668,7 @@ email_deliver(struct ctx *ctx)
 done:
 	spool_batch_free(&b);
 	free(slots);
+	free(ids);
 	attachments_free(&e.shared);
 	mimetype_free(e.magic);
 	tmpl_free(e.tmpl);

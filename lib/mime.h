@@ -99,9 +99,10 @@ void	 mime_date(time_t t, char *buf, size_t len);
  * message: Date, From, To, Subject, Message-ID <id@sender's domain>,
  * MIME-Version, then multipart/mixed of a multipart/alternative (text,
  * HTML; quoted-printable) and the attachments (base64).  CRLF line ends.
- * Every attachment must carry its content.  malloc'd (length in *len),
- * NULL on bad input (an address that is not one, an attachment without
- * name or content) or ENOMEM.
+ * Every attachment must carry its content: one stored once (blob.h) is
+ * read back first.  malloc'd (length in *len), NULL on bad input (an
+ * address that is not one, an attachment without name or content) or
+ * ENOMEM.
  */
 char	*mime_message(const json_t *msg, const char *id, time_t date,
 	    size_t *len);

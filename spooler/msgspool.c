@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "config.h"
 #include "keys.h"
 #include "spool.h"
@@ -111,8 +112,9 @@ static int
 cmd_show(struct cli *c, int argc, char **argv)
 {
 	enum spool_dir	 dir;
+	enum msg_status	 st;
 	char		 name[SPOOL_NAME_MAX], err[512], *text;
-	json_t		*doc;
+	json_t		*doc, *msg;
 
 	(void)argc;
 	if (find(c, "show", argv[0], &dir, name) == -1)
@@ -122,6 +124,13 @@ cmd_show(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "msgspool: show: %s\n", err);
 		return 1;
 	}
+	/* Whole: attachments stored once are read back (blob.h); when
+	 * one cannot be, the document as it is, and why. */
+	if ((msg = blob_message(c->spool, name, json_object_get(doc,
+	    "message"), &st, err, sizeof(err))) != NULL)
+		json_object_set_new(doc, "message", msg);
+	else
+		fprintf(stderr, "msgspool: show: %s\n", err);
 	json_object_set_new(doc, "state", json_string(spool_dirname(dir)));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);
@@ -235,7 +244,8 @@ cmd_delete(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "msgspool: delete: %s: %s\n", argv[a],
 			    strerror(errno));
 			rc = 1;
-		}
+		} else
+			blob_remove(c->spool, name);	/* its attachments */
 	}
 	return rc;
 }

@@ -27,6 +27,7 @@
 
 #include <curl/curl.h>
 
+#include "blob.h"
 #include "config.h"
 #include "log.h"
 #include "provider.h"
@@ -625,6 +626,11 @@ chores(struct daemon *d, time_t now)
 		if ((n = spool_prune(d->spool, SPOOL_SENT,
 		    now - d->retention)))
 			log_info("pruned %zu sent messages", n);
+		/* After sent/: attachments of messages gone from every state
+		 * (blobs/ is made here at start when it is missing). */
+		if ((n = blob_prune(d->spool, now - TMP_MAX_AGE)))
+			log_info("removed %zu stored attachments of messages "
+			    "no longer spooled", n);
 		spool_upload_prune(d->spool, now - SPOOL_UPLOAD_TTL);
 		d->next_prune = now + PRUNE_EVERY;
 	}

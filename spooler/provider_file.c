@@ -2,8 +2,9 @@
  * provider_file.c: the default provider.  It writes exactly what would be
  * sent into a directory (SPOOL/outbox by default), so a fresh install
  * works end to end with no account anywhere: an email as its MIME message,
- * ID.eml; any other message as the JSON body the http provider would
- * POST, ID.json.  Each is written to a temporary name, synced and renamed.
+ * ID.eml, its attachments stored once (blob.h) read back into it; any
+ * other message as the JSON body the http provider would POST, ID.json.
+ * Each is written to a temporary name, synced and renamed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "mime.h"
 #include "provider.h"
 #include "util.h"
 
 struct file_state {
-	char	*dir;
+	char		*dir;
+	struct spool	*spool;		/* for the attachments stored once */
 };
 
 static void *
@@ -51,6 +54,11 @@ file_init(const struct config *cfg, const char *section,
 		free(st);
 		return NULL;
 	}
+	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL) {
+		free(st->dir);
+		free(st);
+		return NULL;
+	}
 	return st;
 }
 
@@ -62,6 +70,7 @@ file_free(void *state)
 	if (st == NULL)
 		return;
 	free(st->dir);
+	spool_free(st->spool);
 	free(st);
 }
 
@@ -71,7 +80,7 @@ file_start(void *state, struct job *job)
 	struct file_state	*st = state;
 	const char		*id, *channel;
 	char			*out = NULL, *path = NULL, *tmp = NULL;
-	json_t			*what;
+	json_t			*what, *msg;
 	size_t			 len;
 	int			 fd, eml;
 
@@ -89,9 +98,15 @@ file_start(void *state, struct job *job)
 	 * other message as the body the http provider would POST (ID.json).
 	 */
 	eml = strcmp(channel, "email") == 0;
-	if (eml)
-		out = mime_message(provider_message(job), id, time(NULL), &len);
-	else {
+	if (eml) {
+		/* The name, not the document, says where its blobs are. */
+		if ((msg = blob_message(st->spool, job->name,
+		    provider_message(job), &job->status, job->err,
+		    sizeof(job->err))) == NULL)
+			return;
+		out = mime_message(msg, id, time(NULL), &len);
+		json_decref(msg);
+	} else {
 		what = json_pack("{s:O, s:O, s:O, s:O}", "id",
 		    json_object_get(job->doc, "id"), "channel",
 		    json_object_get(job->doc, "channel"), "client",

@@ -3,8 +3,9 @@
  * with curl_mime: multipart/mixed holding a multipart/alternative of the
  * text and HTML parts, then each attachment with its detected type and
  * name (the header values of mime.h, so the .eml of the file provider
- * says the same); Message-ID and Date headers; STARTTLS or SMTPS, AUTH;
- * the curl multi handle reuses connections.
+ * says the same); an attachment stored once (blob.h) is streamed from
+ * its file.  Message-ID and Date headers; STARTTLS or SMTPS, AUTH; the
+ * curl multi handle reuses connections.
  *
  *	[email]
  *	provider = smtp
@@ -15,12 +16,15 @@
  *	cafile = /etc/msgspool/relay-ca.pem	# optional: a private CA
  */
 #include <ctype.h>
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "blob.h"
 #include "mime.h"
 #include "provider.h"
 
@@ -31,6 +35,7 @@ struct smtp_state {
 	char		*cafile;	/* a private CA, for an internal relay */
 	long		 usessl;
 	long		 timeout;
+	struct spool	*spool;		/* for the attachments stored once */
 };
 
 static void
@@ -44,6 +49,7 @@ smtp_free(void *state)
 	free(st->username);
 	free(st->password);
 	free(st->cafile);
+	spool_free(st->spool);
 	free(st);
 }
 
@@ -55,7 +61,6 @@ smtp_init(const struct config *cfg, const char *section,
 	const char		*url, *user, *tls;
 	char			*cafile;
 
-	(void)spool_root;
 	if ((url = config_get(cfg, section, "url")) == NULL ||
 	    (strncmp(url, "smtp://", 7) != 0 &&
 	    strncmp(url, "smtps://", 8) != 0)) {
@@ -66,6 +71,10 @@ smtp_init(const struct config *cfg, const char *section,
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->url = strdup(url)) == NULL) {
 		snprintf(err, errlen, "out of memory");
+		smtp_free(st);
+		return NULL;
+	}
+	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL) {
 		smtp_free(st);
 		return NULL;
 	}
@@ -145,36 +154,119 @@ text_part(curl_mime *alt, const char *text, const char *type)
 	    curl_mime_encoder(part, "quoted-printable") ? -1 : 0;
 }
 
+/* An attachment stored once, streamed from its file as curl reads. */
+struct blob_reader {
+	int		fd;
+	curl_off_t	off;
+};
+
+static size_t
+blob_read(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct blob_reader	*r = arg;
+	ssize_t			 n;
+
+	while ((n = pread(r->fd, buf, size * nitems, (off_t)r->off)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1)
+		return CURL_READFUNC_ABORT;
+	r->off += n;
+	return (size_t)n;
+}
+
+static int
+blob_seek(void *arg, curl_off_t offset, int origin)
+{
+	struct blob_reader	*r = arg;
+
+	if (origin != SEEK_SET || offset < 0)
+		return CURL_SEEKFUNC_CANTSEEK;
+	r->off = offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+static void
+blob_close(void *arg)
+{
+	struct blob_reader	*r = arg;
+
+	close(r->fd);
+	free(r);
+}
+
 /*
- * The data of attachment a (the i-th) into part: its content decoded.
- * 0, or -1 with a reason in err.
+ * The data of attachment a (the i-th) into part: its inline content
+ * decoded, or its blob streamed.  0, or -1 with job->status and err.
  */
 static int
-attachment_data(struct job *job, const json_t *a, size_t i,
-    curl_mimepart *part)
+attachment_data(struct smtp_state *st, struct job *job, const json_t *a,
+    size_t i, curl_mimepart *part)
 {
-	const json_t	*c = json_object_get(a, "content");
-	unsigned char	*data;
-	size_t		 len;
-	int		 rc;
+	struct blob_reader	*r;
+	const json_t		*c = json_object_get(a, "content"), *sz;
+	unsigned char		*data;
+	size_t			 len, index;
+	int			 fd, rc, e;
 
-	if (!json_is_string(c) || mime_base64_decode(json_string_value(c),
-	    json_string_length(c), 0, &data, &len) != 0) {
-		snprintf(job->err, sizeof(job->err), "attachment %zu has no "
-		    "content", i);
+	if ((rc = blob_index(a, &index)) == 0) {
+		if (!json_is_string(c) || mime_base64_decode(
+		    json_string_value(c), json_string_length(c), 0, &data,
+		    &len) != 0) {
+			snprintf(job->err, sizeof(job->err), "attachment %zu "
+			    "has no content", i);
+			return -1;
+		}
+		rc = curl_mime_data(part, (const char *)data, len);
+		free(data);
+		return rc == CURLE_OK ? 0 : -1;
+	}
+	if (rc == -1) {
+		snprintf(job->err, sizeof(job->err), "attachment %zu: "
+		    "\"blob\" is not an index", i);
 		return -1;
 	}
-	rc = curl_mime_data(part, (const char *)data, len);
-	free(data);
-	return rc == CURLE_OK ? 0 : -1;
+	/* Missing or not a regular file is for good; the rest may pass. */
+	if ((fd = blob_open(st->spool, job->name, index, &len)) == -1) {
+		e = errno;
+		if (e != ENOENT && e != EINVAL && e != ENOTDIR)
+			job->status = MSG_TEMPFAIL;
+		snprintf(job->err, sizeof(job->err), "attachment %zu: "
+		    "blobs/%.*s.%zu: %s", i, SPOOL_ID_LEN, job->name, index,
+		    e == EINVAL ? "not a regular file" : strerror(e));
+		return -1;
+	}
+	sz = json_object_get(a, "size");
+	if (json_is_integer(sz) && json_integer_value(sz) != (json_int_t)len) {
+		close(fd);
+		snprintf(job->err, sizeof(job->err), "attachment %zu: "
+		    "blobs/%.*s.%zu: %zu bytes, not the %lld of the message",
+		    i, SPOOL_ID_LEN, job->name, index, len,
+		    (long long)json_integer_value(sz));
+		return -1;
+	}
+	if ((r = malloc(sizeof(*r))) == NULL) {
+		close(fd);
+		job->status = MSG_TEMPFAIL;
+		snprintf(job->err, sizeof(job->err), "out of memory");
+		return -1;
+	}
+	r->fd = fd;
+	r->off = 0;
+	if (curl_mime_data_cb(part, (curl_off_t)len, blob_read, blob_seek,
+	    blob_close, r) != CURLE_OK) {
+		blob_close(r);
+		return -1;
+	}
+	return 0;
 }
 
 /*
  * The body: the text alternatives, then the attachments.  0, or -1 with
- * a reason in err.
+ * job->status (PERMFAIL unless set to TEMPFAIL) and a reason in err.
  */
 static int
-build_mime(struct job *job)
+build_mime(struct smtp_state *st, struct job *job)
 {
 	const json_t		*atts, *a;
 	curl_mime		*alt;
@@ -216,7 +308,7 @@ build_mime(struct job *job)
 			return -1;
 		}
 		if ((part = curl_mime_addpart(job->mime)) == NULL ||
-		    attachment_data(job, a, i, part) == -1)
+		    attachment_data(st, job, a, i, part) == -1)
 			return -1;
 		/* Our own Content-Disposition: curl then adds none. */
 		mime_content_type(&ct, type ? type : "application/octet-stream",
@@ -318,15 +410,17 @@ smtp_start(void *state, struct job *job)
 	job->headers = curl_slist_append(job->headers, line);
 	job->headers = curl_slist_append(job->headers, "MIME-Version: 1.0");
 	curl_easy_setopt(job->easy, CURLOPT_HTTPHEADER, job->headers);
-	if (build_mime(job) == -1) {
+	/* Unless an attachment cannot be read now, a failure is for good. */
+	job->status = MSG_PERMFAIL;
+	if (build_mime(st, job) == -1) {
 		if (job->err[0] == '\0')
 			snprintf(job->err, sizeof(job->err), "cannot build "
 			    "the MIME message");
-		job->status = MSG_PERMFAIL;
 		curl_easy_cleanup(job->easy);
 		job->easy = NULL;
 		return;
 	}
+	job->status = MSG_TEMPFAIL;
 	curl_easy_setopt(job->easy, CURLOPT_MIMEPOST, job->mime);
 	job->reply = json_pack("{s:s, s:s+}", "provider", "smtp",
 	    "messageId", strchr(line, '<'), "");

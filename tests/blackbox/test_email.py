@@ -1,12 +1,16 @@
 """POST /deliver (SPEC 2.5) and POST /email/v1/deliver (SPEC 2.6), replies
 per SPEC 2.7 (CONTRACT 2, 4, 5, 6, 7, 8); the headers of what is sent
-(.eml of the file provider, SMTP; issue 9, defect 11)."""
+(.eml of the file provider, SMTP) and attachments stored once (issue 9,
+defects 6 and 11)."""
 
 import email
 import email.header
 import email.policy
 import html as htmllib
 import json
+import os
+import shutil
+import time
 
 import pytest
 
@@ -781,9 +785,9 @@ def test_attachment_name_round_trips(srv, level, name):
         assert legacy_names(eml_bytes(srv, mid)) == [name]
 
 
-def test_smtp_sends_the_headers_and_attachments(srv):
+def test_smtp_sends_the_headers_and_stored_attachments(srv):
     # The smtp provider builds with curl_mime: the same header values
-    # (mime.h) as the .eml.
+    # (mime.h) and the attachment stored once, streamed from blobs/.
     inst = srv.inst
     name = "Gr\u00fc\u00dfe \u20ac \U0001F600 " + "x" * 60 + ".pdf"
     with SmtpSink() as sink:
@@ -805,3 +809,184 @@ def test_smtp_sends_the_headers_and_attachments(srv):
         assert [(n, d) for n, _, d in g.attachments] == \
             [(name, PDF), ("notes.txt", TEXT)], g.attachments
     assert sorted(inst.ids("sent")) == sorted(ids(out))
+
+
+# -------------------------------- attachments stored once (defect 6)
+
+@pytest.fixture
+def blobs(srv):
+    """srv with an empty spool/blobs/ (the spool's reset keeps it);
+    yields a function listing its file names."""
+    d = srv.inst.spool / "blobs"
+    shutil.rmtree(d, ignore_errors=True)
+
+    def names():
+        return sorted(p.name for p in d.iterdir()) if d.is_dir() else []
+    yield names
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def disk_used(root):
+    """Bytes the files under root take on disk, each inode counted once
+    however many names it has."""
+    seen, total = set(), 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in filenames + dirnames:
+            st = os.lstat(os.path.join(dirpath, n))
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+def test_request_attachment_is_stored_once(srv, blobs):
+    # Issue 9, defect 6: 1000 recipients with one 256 KiB attachment
+    # wrote 1000 copies.  200 x 256 KiB here: one copy, 200 links.
+    n = 200
+    data = os.urandom(256 * 1024)
+    body = inline(*[item(f"u{i}@example.com", name=f"U{i}", order=str(i))
+                    for i in range(n)], attachments=[att("big.bin", data)])
+    size = len(json.dumps(body).encode())
+    out = reply(post(srv, body, timeout=60), n, "success")
+    got = ids(out)
+    exactly_spooled(srv.inst, got)
+    # What the spool holds: one file a message (CONTRACT 8; at least one
+    # block each) and the attachment once.
+    used = disk_used(srv.inst.spool)
+    floor = n * os.statvfs(srv.inst.spool).f_bsize
+    assert used <= 2 * size + floor, (used, size, floor)
+    assert blobs() == sorted(f"{mid}.0" for mid in got)
+    st = os.stat(srv.inst.spool / "blobs" / f"{got[0]}.0")
+    assert st.st_nlink == n and st.st_size == len(data), st
+    a = msg(srv, got[7])["attachments"]
+    assert a == [{"name": "big.bin", "contentType": "application/octet-stream",
+                  "size": len(data), "blob": 0}], a
+    # msgspool show tells it whole.
+    (shown,) = show(srv, got[7])["message"]["attachments"]
+    assert unb64(shown["content"]) == data
+    # What each message sends is unchanged: the whole attachment.
+    srv.inst.daemon_once()
+    assert sorted(srv.inst.ids("sent")) == sorted(got)
+    for i, mid in enumerate(got):
+        m = eml(srv, mid)
+        assert m["To"].addresses[0].addr_spec == f"u{i}@example.com"
+        assert attachments_of(m) == [("big.bin", data)], mid
+    # Sent and within their retention: still there.
+    assert len(blobs()) == n
+
+
+def test_uploaded_attachment_is_stored_once_too(srv, blobs):
+    r = srv.post_json("/email/v1/attachments",
+                      {"attachmentName": "t.pdf", "content": b64(PDF)})
+    aid = ok_json(r, 201)["attachmentId"]
+    out = reply(post(srv, welcome(
+        item(ANN, first_name="A"), item(BOB, first_name="B"),
+        attachments=[{"attachmentName": "terms.pdf", "attachmentId": aid},
+                     att("n.txt", TEXT)])), 2, "success")
+    got = ids(out)
+    assert blobs() == sorted(f"{m}.{i}" for m in got for i in (0, 1))
+    srv.inst.daemon_once()
+    for mid in got:
+        assert attachments_of(eml(srv, mid)) == \
+            [("terms.pdf", PDF), ("n.txt", TEXT)]
+
+
+def test_one_recipient_keeps_its_attachment_inline(srv, blobs):
+    out = reply(post(srv, welcome(item(ANN, first_name="A"),
+                                  attachments=[att("a.pdf", PDF)])), 1)
+    (a,) = msg(srv, out["recipients"][0]["messageId"])["attachments"]
+    assert unb64(a["content"]) == PDF and "blob" not in a, a
+    assert blobs() == []
+
+
+def test_nothing_stored_for_a_request_refused(srv, blobs):
+    body = welcome(item(ANN, first_name="A"), item(BOB, first_name="B"),
+                   attachments=[att("a.pdf", PDF)],
+                   **{"from": "x> y <a@b.example>"})
+    bad(post(srv, body), 400, "from", srv.inst)
+    assert blobs() == []
+    assert srv.inst.files("tmp") == []
+
+
+def test_stored_attachments_of_recipients_that_failed_are_not_kept(srv,
+                                                                   blobs):
+    out = reply(post(srv, welcome(item(ANN, first_name="A"),
+                                  item(BOB, other="x"),
+                                  attachments=[att("a.pdf", PDF)])), 2,
+                "partial")
+    good = out["recipients"][0]["messageId"]
+    assert blobs() == [f"{good}.0"]
+
+
+def age(path, hours):
+    t = time.time() - hours * 3600
+    os.utime(path, (t, t), follow_symlinks=False)
+
+
+def test_prune_keeps_what_messages_still_need(srv, blobs):
+    # Nothing a queued, deferred or failed message still needs is ever
+    # pruned; what no message needs any more goes.
+    inst = srv.inst
+    names = ["queued", "deferred", "failed", "orphan", "deleted"]
+    out = reply(post(srv, inline(*[item(f"{n}@example.com", name=n,
+                                        order="1") for n in names],
+                                 attachments=[att("a.pdf", PDF),
+                                              att("b.png", PNG)])),
+                len(names), "success")
+    mid = dict(zip(names, ids(out)))
+    spool = inst.spool
+    later = time.time() + 3600
+    os.rename(spool / "new" / f"{mid['deferred']}.json",
+              spool / "deferred" / f"{mid['deferred']}.json")
+    os.utime(spool / "deferred" / f"{mid['deferred']}.json", (later, later))
+    os.rename(spool / "new" / f"{mid['failed']}.json",
+              spool / "failed" / f"{mid['failed']}.json")
+    os.unlink(spool / "new" / f"{mid['orphan']}.json")   # a CGI that died
+    cp = inst.cli("delete", mid["deleted"])
+    assert cp.returncode == 0, cp.err
+    # msgspool delete takes its attachments with it, at once.
+    assert not [b for b in blobs() if b.startswith(mid["deleted"])]
+    for i in (0, 1):         # one inode each: every link is as old
+        age(spool / "blobs" / f"{mid['queued']}.{i}", 40)
+    inst.daemon_once()
+    left = blobs()
+    for n in ("queued", "deferred", "failed"):
+        assert f"{mid[n]}.0" in left and f"{mid[n]}.1" in left, (n, left)
+    assert not [b for b in left if b.startswith(mid["orphan"])], left
+    assert attachments_of(eml(srv, mid["queued"])) == \
+        [("a.pdf", PDF), ("b.png", PNG)]
+    # The failed one, retried by hand, still sends them.
+    cp = inst.cli("retry", mid["failed"])
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    assert attachments_of(eml(srv, mid["failed"])) == \
+        [("a.pdf", PDF), ("b.png", PNG)]
+    # A sent message pruned after its retention takes them with it.
+    age(spool / "sent" / f"{mid['queued']}.json", 8 * 24)
+    inst.daemon_once()
+    assert inst.where(mid["queued"]) == []
+    left = blobs()
+    assert not [b for b in left if b.startswith(mid["queued"])], left
+    assert f"{mid['deferred']}.0" in left and f"{mid['failed']}.1" in left
+
+
+def test_stored_attachment_is_not_read_through_a_link(srv, blobs, tmp_path):
+    # blobs/ is writable by the web server's user: a link there must not
+    # make the daemon mail a file it can read and that user cannot.
+    secret = tmp_path / "secret.pdf"
+    secret.write_bytes(b"%PDF-1.4 SECRET " + b"s" * (len(PDF) - 16))
+    out = reply(post(srv, welcome(item(ANN, first_name="A"),
+                                  item(BOB, first_name="B"),
+                                  attachments=[att("a.pdf", PDF)])), 2)
+    victim, other = ids(out)
+    link = srv.inst.spool / "blobs" / f"{victim}.0"
+    link.unlink()
+    link.symlink_to(secret)
+    srv.inst.daemon_once()
+    assert srv.inst.where(victim) == ["failed"], srv.inst.where(victim)
+    doc = srv.inst.load("failed", victim)
+    assert "blobs/" in doc["lastError"], doc["lastError"]
+    assert srv.inst.outbox_for(victim) == []
+    for p in srv.inst.outbox():
+        assert b"SECRET" not in p.read_bytes()
+    assert attachments_of(eml(srv, other)) == [("a.pdf", PDF)]
