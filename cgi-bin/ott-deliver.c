@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "channel.h"
 #include "problem.h"
 #include "spool.h"
 #include "tmpl.h"
@@ -133,8 +134,8 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 		return err;
 	}
 	type = json_integer_value(json_object_get(entry, "channelType"));
-	snprintf(section, sizeof(section), "ott.%lld", (long long)type);
-	if (!config_has_section(ctx->cfg, section)) {
+	if (channel_numbered_section(CHANNEL_OTT, (long long)type, section,
+	    sizeof(section)) == NULL || !config_has_section(ctx->cfg, section)) {
 		snprintf(err, errlen, "routing failure: channelType %lld is "
 		    "not configured", (long long)type);
 		return err;

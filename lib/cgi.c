@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "channel.h"
 #include "keys.h"
 #include "log.h"
 #include "problem.h"
@@ -148,18 +149,6 @@ unauthorized(const char *detail)
 	return r;
 }
 
-static const char *
-scope_name(unsigned scope)
-{
-	switch (scope) {
-	case SCOPE_SMS: return "sms";
-	case SCOPE_OTT: return "ott";
-	case SCOPE_EMAIL: return "email";
-	case SCOPE_VOICE: return "voice";
-	default: return "?";
-	}
-}
-
 /*
  * Authenticate: NULL with *client filled, or the 401/403/500 response.
  */
@@ -190,7 +179,7 @@ authenticate(const struct endpoint *ep, const struct request *req,
 	if (ep->scope != 0 && (client->scopes & ep->scope) == 0)
 		return problem_response(problem_new(403, "forbidden",
 		    "client '%s' lacks the '%s' scope", client->id,
-		    scope_name(ep->scope)));
+		    channel_scope_name(ep->scope)));
 	return NULL;
 }
 

@@ -14,6 +14,7 @@
 
 #include <nettle/sha2.h>
 
+#include "channel.h"
 #include "keys.h"
 #include "log.h"
 #include "util.h"
@@ -60,30 +61,26 @@ keys_client_valid(const char *id)
 int
 keys_scopes_parse(const char *s, unsigned *out)
 {
-	static const struct {
-		const char	*name;
-		unsigned	 bit;
-	} names[] = {
-		{ "sms", SCOPE_SMS }, { "ott", SCOPE_OTT },
-		{ "email", SCOPE_EMAIL }, { "voice", SCOPE_VOICE },
-		{ "*", SCOPE_ALL },
-	};
-	const char	*end;
-	size_t		 i, len;
-	unsigned	 bits = 0;
+	const char	*end, *name;
+	size_t		 len;
+	unsigned	 bits = 0, bit;
+	int		 c;
 
 	if (s == NULL || *s == '\0')
 		return -1;
 	for (;;) {
 		end = strchr(s, ',');
 		len = end ? (size_t)(end - s) : strlen(s);
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (strlen(names[i].name) == len &&
-			    strncmp(names[i].name, s, len) == 0)
-				break;
-		if (i == sizeof(names) / sizeof(names[0]))
+		/* A channel's name, or "*" for every channel. */
+		bit = len == 1 && *s == '*' ? SCOPE_ALL : 0;
+		for (c = 0; bit == 0 && c < CHANNEL__MAX; c++) {
+			name = channel_info((enum channel)c)->name;
+			if (strlen(name) == len && strncmp(name, s, len) == 0)
+				bit = channel_info((enum channel)c)->scope;
+		}
+		if (bit == 0)
 			return -1;
-		bits |= names[i].bit;
+		bits |= bit;
 		if (end == NULL)
 			break;
 		s = end + 1;

@@ -28,6 +28,7 @@
 #include <curl/curl.h>
 
 #include "blob.h"
+#include "channel.h"
 #include "config.h"
 #include "log.h"
 #include "provider.h"
@@ -167,15 +168,11 @@ check_sections(const struct config *cfg, const char *root)
 	char			 err[512];
 	void			*state;
 	size_t			 i;
-	int			 rc = 0;
+	int			 c, rc = 0;
 
 	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++) {
-		if (strcmp(sec, "sms") == 0 || strcmp(sec, "voice") == 0 ||
-		    strcmp(sec, "email") == 0)
-			ch = sec;
-		else if (strncmp(sec, "ott.", 4) == 0 && sec[4] != '\0' &&
-		    strspn(sec + 4, "0123456789") == strlen(sec + 4))
-			ch = "ott";
+		if ((c = channel_of_section(sec)) != -1)
+			ch = channel_info((enum channel)c)->name;
 		else {
 			log_err("config: [%s]: not a channel (sms, voice, "
 			    "email, ott.N)", sec);
@@ -450,20 +447,28 @@ job_done(struct daemon *d, struct job *job)
 	d->done[d->ndone++] = job;
 }
 
-/* The route a document goes by, or NULL with the reason in err. */
+/*
+ * The route a document goes by, or NULL with the reason in err and in
+ * *status whether an operator can fix it (MSG_TEMPFAIL: a section's
+ * provider or keys are wrong) or never (MSG_PERMFAIL: the document
+ * names no channel).
+ */
 static struct route *
-route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen)
+route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen,
+    enum msg_status *status)
 {
 	char		 section[64];
-	const char	*channel;
+	struct route	*r;
 
-	channel = json_string_value(json_object_get(doc, "channel"));
-	if (channel == NULL ||
-	    provider_section(doc, section, sizeof(section)) == NULL) {
+	*status = MSG_PERMFAIL;
+	if (channel_section(doc, section, sizeof(section)) == NULL) {
 		snprintf(err, errlen, "no channel to route by");
 		return NULL;
 	}
-	return route_get(d, section, channel, err, errlen);
+	if ((r = route_get(d, section, json_string_value(json_object_get(doc,
+	    "channel")), err, errlen)) == NULL)
+		*status = MSG_TEMPFAIL;
+	return r;
 }
 
 /*
@@ -490,6 +495,7 @@ admit(void *arg, const char *name)
 	struct job	*job;
 	struct route	*r = NULL;
 	json_t		*peek;
+	enum msg_status	 st;
 	char		 err[512];
 	size_t		 i, cap;
 	int		 fd, saturated = 0;
@@ -517,7 +523,7 @@ admit(void *arg, const char *name)
 		saturated |= d->routes[i]->inflight >= cap;
 	if (saturated) {
 		peek = spool_load(d->spool, SPOOL_NEW, name, err, sizeof(err));
-		r = peek ? route_of(d, peek, err, sizeof(err)) : NULL;
+		r = peek ? route_of(d, peek, err, sizeof(err), &st) : NULL;
 		json_decref(peek);
 		if (r != NULL && r->inflight >= (d->nroutes > 1 ?
 		    d->route_cap : d->concurrency)) {
@@ -548,10 +554,9 @@ admit(void *arg, const char *name)
 		return 0;
 	}
 	d->inflight++;
-	if ((r = route_of(d, job->doc, err, sizeof(err))) == NULL) {
+	if ((r = route_of(d, job->doc, err, sizeof(err), &st)) == NULL) {
 		/* A config error is fixed by an operator: keep the message. */
-		job->status = strcmp(err, "no channel to route by") == 0 ?
-		    MSG_PERMFAIL : MSG_TEMPFAIL;
+		job->status = st;
 		snprintf(job->err, sizeof(job->err), "%s", err);
 		job_done(d, job);
 		return 0;

@@ -42,31 +42,6 @@ provider_serves(const struct provider *p, const char *channel)
 	return 0;
 }
 
-const char *
-provider_section(const json_t *doc, char *buf, size_t len)
-{
-	const char	*ch;
-	json_t		*type;
-
-	ch = json_string_value(json_object_get(doc, "channel"));
-	if (ch == NULL)
-		return NULL;
-	if (strcmp(ch, "ott") == 0) {
-		type = json_object_get(json_object_get(doc, "message"),
-		    "channelType");
-		if (!json_is_integer(type))
-			return NULL;
-		snprintf(buf, len, "ott.%lld",
-		    (long long)json_integer_value(type));
-		return buf;
-	}
-	if (strcmp(ch, "sms") != 0 && strcmp(ch, "voice") != 0 &&
-	    strcmp(ch, "email") != 0)
-		return NULL;
-	snprintf(buf, len, "%s", ch);
-	return buf;
-}
-
 static size_t
 gather(char *p, size_t size, size_t n, void *arg)
 {

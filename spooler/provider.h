@@ -74,14 +74,6 @@ int			 provider_serves(const struct provider *,
 			    const char *channel);
 
 /*
- * The config section that routes a spool document: "sms", "voice",
- * "email", or "ott.N" for message.channelType N.  Into buf; NULL when
- * the document names no known channel.
- */
-const char		*provider_section(const json_t *doc, char *buf,
-			    size_t len);
-
-/*
  * A new easy handle for job: URL, timeouts from the section's "timeout"
  * (seconds, default 30), the response gathered into job->resp, errors
  * into job->curlerr, CURLOPT_PRIVATE set to job.  NULL on failure.
