@@ -76,12 +76,12 @@ upload(struct ctx *ctx)
 	mimetype_free(magic);
 	b64 = mime_base64_encode(data, len);
 	free(data);
-	if (b64 == NULL || spool_id_new(id) == -1) {
+	if (b64 == NULL || ulid_new(id) == -1) {
 		free(b64);
 		return deprecated(response_error(503,
 		    "the spool cannot take uploads now"));
 	}
-	spool_time_format(time(NULL), now, sizeof(now));
+	rfc3339_format(time(NULL), now, sizeof(now));
 	doc = json_pack("{s:i, s:s, s:s, s:O, s:s, s:I, s:s, s:s}",
 	    "version", SPOOL_VERSION, "attachmentId", id, "client",
 	    ctx->client->id, "attachmentName", json_object_get(ctx->body,

@@ -571,7 +571,7 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	free(html);
 	free(text);
 	attachments_free(&own);
-	if (msg == NULL || spool_id_new(id) == -1) {
+	if (msg == NULL || ulid_new(id) == -1) {
 		json_decref(msg);
 		return TRY_AGAIN;
 	}

@@ -149,7 +149,7 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 	}
 	while (blen > 0 && (body[blen - 1] == '\n' || body[blen - 1] == '\r'))
 		body[--blen] = '\0';
-	if (spool_id_new(id) == -1) {
+	if (ulid_new(id) == -1) {
 		free(body);
 		return TRY_AGAIN;
 	}

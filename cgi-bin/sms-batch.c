@@ -47,7 +47,7 @@ prepare_one(struct ctx *ctx, const json_t *entry, struct spool_batch *b,
 	} else if ((*slot = spool_batch_add(b, doc, dest)) == -1) {
 		res = NULL;
 	} else if (q.scheduled) {
-		spool_time_format(q.send_at, at, sizeof(at));
+		rfc3339_format(q.send_at, at, sizeof(at));
 		res = json_pack("{s:O, s:s, s:s, s:n, s:s}", "recipient",
 		    recipient, "smsId", q.id, "status", "Scheduled", "error",
 		    "sendAt", at);

@@ -37,7 +37,7 @@ sms_deliver(struct ctx *ctx)
 	if (!q.scheduled)
 		return response_json(202, json_pack("{s:s, s:s}",
 		    "smsId", q.id, "status", "Queued"));
-	spool_time_format(q.send_at, at, sizeof(at));
+	rfc3339_format(q.send_at, at, sizeof(at));
 	return response_json(200, json_pack("{s:s, s:s, s:s}",
 	    "smsId", q.id, "status", "Scheduled", "sendAt", at));
 }

@@ -80,7 +80,7 @@ call_doc(struct ctx *ctx, const json_t *base, const char *to,
 {
 	json_t	*msg;
 
-	if (spool_id_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
+	if (ulid_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
 		return NULL;
 	json_object_set_new(msg, "to", json_string(to));
 	return spool_doc_new(id, "voice", ctx->client->id, notbefore, msg);
@@ -121,8 +121,8 @@ campaign(struct ctx *ctx, json_t *base)
 	enum spool_dir		 dest;
 
 	if ((at = json_string_value(json_object_get(ctx->body, "sendAt"))))
-		valid_time_parse(at, &notbefore);
-	if (spool_id_new(cid) == -1 || (calls = json_array()) == NULL)
+		rfc3339_parse(at, &notbefore);
+	if (ulid_new(cid) == -1 || (calls = json_array()) == NULL)
 		return response_error(503, "the spool cannot take messages now");
 	json_object_set_new(base, "campaignId", json_string(cid));
 	json_object_set(base, "campaignName",
@@ -169,7 +169,7 @@ campaign(struct ctx *ctx, json_t *base)
 	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",
 	    (json_int_t)(json_array_size(calls) - accepted), "calls", calls);
 	if (res != NULL && notbefore > time(NULL)) {
-		spool_time_format(notbefore, stamp, sizeof(stamp));
+		rfc3339_format(notbefore, stamp, sizeof(stamp));
 		json_object_set_new(res, "sendAt", json_string(stamp));
 	}
 	return response_json(202, res);

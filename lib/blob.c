@@ -53,7 +53,7 @@ id_of(const char *name, char *id)
 		return -1;
 	memcpy(id, name, SPOOL_ID_LEN);
 	id[SPOOL_ID_LEN] = '\0';
-	return spool_id_valid(id) ? 0 : -1;
+	return ulid_valid(id) ? 0 : -1;
 }
 
 /* Parse a blob's file name "ID.N" into id and *index.  0 or -1. */
@@ -146,13 +146,13 @@ blob_store(struct spool *s, const struct blob_data *v, size_t n,
 	if (n > BLOB_MAX)
 		return MSG_PERMFAIL;
 	for (k = 0; k < nids; k++)
-		if (!spool_id_valid(ids[k]))
+		if (!ulid_valid(ids[k]))
 			return MSG_PERMFAIL;
 	if ((tfd = spool_dirfd(s, SPOOL_TMP)) == -1 ||
 	    (dfd = blobs_dir(s, 1)) == -1)
 		return errno_status(errno);
 	for (i = 0; i < n; i++) {
-		if (spool_id_new(rnd) == -1) {
+		if (ulid_new(rnd) == -1) {
 			e = EAGAIN;
 			goto fail;
 		}

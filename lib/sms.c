@@ -28,10 +28,10 @@ sms_build(const char *client, const json_t *sms, const char *prefix,
 	if (valid_object(sms, sms_fields, prefix, errors) > 0)
 		return NULL;
 	at = json_string_value(json_object_get(sms, "sendAt"));
-	if (at != NULL && valid_time_parse(at, &out->send_at) == 0 &&
+	if (at != NULL && rfc3339_parse(at, &out->send_at) == 0 &&
 	    out->send_at > now)
 		out->scheduled = 1;
-	if (spool_id_new(out->id) == -1)
+	if (ulid_new(out->id) == -1)
 		return NULL;
 	msg = json_pack("{s:O, s:O}",
 	    "to", json_object_get(sms, "recipient"),

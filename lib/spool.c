@@ -30,9 +30,6 @@ static const char *const dirnames[SPOOL__MAX] = {
 	"tmp", "new", "deferred", "cur", "sent", "failed"
 };
 
-/* Crockford's base32: no I, L, O, U; sorts like the numbers it encodes. */
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
 const char *
 spool_dirname(enum spool_dir d)
 {
@@ -141,77 +138,6 @@ spool_path(const struct spool *s, enum spool_dir d, const char *name,
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int
-spool_id_new(char *out)
-{
-	struct timespec		ts;
-	unsigned long long	ms;
-	unsigned char		rnd[10];
-	unsigned		acc = 0, bits = 0;
-	size_t			i, j;
-
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ms = (unsigned long long)ts.tv_sec * 1000 +
-	    (unsigned long long)ts.tv_nsec / 1000000;
-	/* 48 bits of milliseconds in 10 characters, most significant first. */
-	for (i = 0; i < 10; i++)
-		out[i] = crockford[(ms >> (45 - 5 * i)) & 31];
-	/* 80 random bits in 16 characters. */
-	for (i = 0, j = 10; i < sizeof(rnd); i++) {
-		acc = (acc << 8) | rnd[i];
-		bits += 8;
-		while (bits >= 5) {
-			out[j++] = crockford[(acc >> (bits - 5)) & 31];
-			bits -= 5;
-		}
-	}
-	out[SPOOL_ID_LEN] = '\0';
-	return 0;
-}
-
-/* Whether s begins with an id. */
-static int
-id_prefix(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; i < SPOOL_ID_LEN; i++)
-		if (s[i] == '\0' || strchr(crockford, s[i]) == NULL)
-			return 0;
-	/* The first character holds only 3 bits of the time. */
-	return s[0] <= '7';
-}
-
-int
-spool_id_valid(const char *s)
-{
-	return id_prefix(s) && s[SPOOL_ID_LEN] == '\0';
-}
-
-long long
-spool_id_time(const char *id)
-{
-	long long	ms = 0;
-	size_t		i;
-
-	for (i = 0; i < 10; i++)
-		ms = (ms << 5) | (strchr(crockford, id[i]) - crockford);
-	return ms;
-}
-
-void
-spool_time_format(time_t t, char *buf, size_t len)
-{
-	struct tm	tm;
-
-	/* Not strftime: it reads the time zone database, a cost per CGI. */
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
 json_t *
 spool_doc_new(const char *id, const char *channel, const char *client,
     time_t notbefore, json_t *message)
@@ -223,8 +149,8 @@ spool_doc_new(const char *id, const char *channel, const char *client,
 		return NULL;
 	json_t	*doc;
 
-	spool_time_format(now, created, sizeof(created));
-	spool_time_format(notbefore > now ? notbefore : now, next,
+	rfc3339_format(now, created, sizeof(created));
+	rfc3339_format(notbefore > now ? notbefore : now, next,
 	    sizeof(next));
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
 	    "version", SPOOL_VERSION, "id", id, "channel", channel,
@@ -264,7 +190,7 @@ doc_due(const json_t *doc)
 	time_t		 t;
 
 	next = json_string_value(json_object_get(doc, "nextAttempt"));
-	if (next == NULL || valid_time_parse(next, &t) == -1)
+	if (next == NULL || rfc3339_parse(next, &t) == -1)
 		return time(NULL);
 	return t;
 }
@@ -292,7 +218,7 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	int		 e;
 
 	p->fd = -1;
-	if (spool_id_new(id) == -1)
+	if (ulid_new(id) == -1)
 		return MSG_TEMPFAIL;
 	/* Unique even when a file is rewritten in place. */
 	snprintf(p->tmp, sizeof(p->tmp), "%s.%s.%ld", p->name, id,
@@ -443,7 +369,7 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 			names[i] = idnames[i];
 		}
 		if (strchr(names[i], '/') != NULL || names[i][0] == '.' ||
-		    !id_prefix(names[i]) || items[i].dir >= SPOOL__MAX) {
+		    !ulid_prefix(names[i]) || items[i].dir >= SPOOL__MAX) {
 			dirfds[i] = -1;
 			continue;
 		}
@@ -477,7 +403,7 @@ spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
 	const char		*id;
 
 	id = json_string_value(json_object_get(doc, "id"));
-	if (id == NULL || !spool_id_valid(id) ||
+	if (id == NULL || !ulid_valid(id) ||
 	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
 		return MSG_PERMFAIL;
 	spool_commit(s, &it, 1);
@@ -537,7 +463,7 @@ doc_check(const json_t *doc, const char *where, const char *name,
 		return -1;
 	}
 	id = json_string_value(json_object_get(doc, "id"));
-	if (id == NULL || !spool_id_valid(id) ||
+	if (id == NULL || !ulid_valid(id) ||
 	    strncmp(name, id, SPOOL_ID_LEN) != 0 ||
 	    (name[SPOOL_ID_LEN] != '\0' && name[SPOOL_ID_LEN] != '.')) {
 		util_seterr(err, errlen, "%s/%s: its id is not its file name",
@@ -667,7 +593,7 @@ spool_list(struct spool *s, enum spool_dir d, char ***names)
 	if ((dir = open_state(s, d)) == NULL)
 		return -1;
 	while ((de = readdir(dir)) != NULL) {
-		if (!id_prefix(de->d_name) ||
+		if (!ulid_prefix(de->d_name) ||
 		    strlen(de->d_name) >= SPOOL_NAME_MAX)
 			continue;
 		if (n == cap) {
@@ -710,7 +636,7 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 	struct stat	st;
 	int		d;
 
-	if (!spool_id_valid(id))
+	if (!ulid_valid(id))
 		return -1;
 	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
@@ -769,7 +695,7 @@ spool_upload_store(struct spool *s, const char *client, const json_t *doc)
 	enum msg_status	 rc;
 
 	id = json_string_value(json_object_get(doc, "attachmentId"));
-	if (id == NULL || !spool_id_valid(id))
+	if (id == NULL || !ulid_valid(id))
 		return MSG_PERMFAIL;
 	if ((fd = upload_dir(s, client, 1)) == -1)
 		return errno_status(errno);
@@ -795,7 +721,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	time_t		 t;
 	int		 udir, fd;
 
-	if (!spool_id_valid(id))
+	if (!ulid_valid(id))
 		return NULL;
 	if ((udir = upload_dir(s, client, 0)) == -1)
 		return NULL;
@@ -813,7 +739,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 		return NULL;
 	}
 	created = json_string_value(json_object_get(doc, "created"));
-	if (created == NULL || valid_time_parse(created, &t) == -1 ||
+	if (created == NULL || rfc3339_parse(created, &t) == -1 ||
 	    time(NULL) - t > SPOOL_UPLOAD_TTL) {
 		json_decref(doc);
 		return NULL;
@@ -898,7 +824,7 @@ spool_recover(struct spool *s)
 	if ((dir = open_state(s, SPOOL_CUR)) == NULL)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
-		if (!id_prefix(de->d_name))
+		if (!ulid_prefix(de->d_name))
 			continue;
 		if ((fd = doc_open(s, SPOOL_CUR, de->d_name, why,
 		    sizeof(why))) == -1) {
@@ -942,7 +868,7 @@ spool_promote(struct spool *s, time_t now, time_t *next)
 		return 0;
 	/* Streamed: memory stays flat however many files wait. */
 	while ((de = readdir(dir)) != NULL) {
-		if (!id_prefix(de->d_name) ||
+		if (!ulid_prefix(de->d_name) ||
 		    fstatat(dfd(s, SPOOL_DEFERRED), de->d_name, &st,
 		    AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
@@ -998,7 +924,7 @@ spool_scan(struct spool *s, enum spool_dir d,
 	if ((dir = open_state(s, d)) == NULL)
 		return -1;
 	while (rc == 0 && (de = readdir(dir)) != NULL)
-		if (id_prefix(de->d_name) &&
+		if (ulid_prefix(de->d_name) &&
 		    strlen(de->d_name) < SPOOL_NAME_MAX)
 			rc = fn(arg, de->d_name);
 	closedir(dir);
@@ -1052,7 +978,7 @@ spool_upload_prune(struct spool *s, time_t before)
 			continue;
 		}
 		while ((fe = readdir(dir)) != NULL)
-			if (id_prefix(fe->d_name) && fstatat(cfd, fe->d_name,
+			if (ulid_prefix(fe->d_name) && fstatat(cfd, fe->d_name,
 			    &st, 0) == 0 && st.st_mtime < before &&
 			    unlinkat(cfd, fe->d_name, 0) == 0)
 				n++;

@@ -15,6 +15,8 @@
 #include <jansson.h>
 
 #include "msgspool.h"
+#include "rfc3339.h"
+#include "ulid.h"
 
 enum spool_dir {
 	SPOOL_TMP,
@@ -26,7 +28,7 @@ enum spool_dir {
 	SPOOL__MAX
 };
 
-#define SPOOL_ID_LEN	26
+#define SPOOL_ID_LEN	ULID_LEN
 #define SPOOL_NAME_MAX	64
 #define SPOOL_VERSION	1
 
@@ -48,15 +50,6 @@ const char	*spool_dirname(enum spool_dir);
 
 /* Parse a state name back; -1 when unknown. */
 int		 spool_dir_parse(const char *name);
-
-/* A new id into out (SPOOL_ID_LEN + 1 bytes).  0, or -1 (no entropy). */
-int		 spool_id_new(char *out);
-
-/* Whether s looks like an id (26 Crockford base32 characters). */
-int		 spool_id_valid(const char *s);
-
-/* The milliseconds since the epoch encoded in an id. */
-long long	 spool_id_time(const char *id);
 
 /*
  * A new spool document: version, id, channel, client, created (RFC 3339
@@ -229,8 +222,5 @@ int		 spool_writable(struct spool *, char *err, size_t errlen);
 
 /* The directory fd of a state, for inotify and the like (borrowed). */
 int		 spool_dirfd(struct spool *, enum spool_dir);
-
-/* Format t as RFC 3339 UTC ("2026-11-23T10:00:00Z") into buf[21+]. */
-void		 spool_time_format(time_t t, char *buf, size_t len);
 
 #endif

@@ -18,6 +18,7 @@
 #include "keys.h"
 #include "log.h"
 #include "mime.h"
+#include "rfc3339.h"
 #include "tmpl.h"
 #include "valid.h"
 #include "util.h"
@@ -162,7 +163,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 		p = eol + 1;
 	}
 	if (t->created != NULL) {
-		if (valid_time_parse(t->created, &when) == -1) {
+		if (rfc3339_parse(t->created, &when) == -1) {
 			util_seterr(err, errlen, "%s: Created is not an ISO 8601 "
 			    "time", id);
 			goto fail;
@@ -344,7 +345,7 @@ tmpl_list_email(const char *root, const char *client)
 			break;
 		}
 		v = nv;
-		valid_time_parse(t->created, &v[n].when);
+		rfc3339_parse(t->created, &v[n].when);
 		v[n].obj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
 		    "id", t->id, "name", t->name ? t->name : t->id,
 		    "subject", t->subject ? t->subject : "",

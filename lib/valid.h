@@ -75,10 +75,4 @@ const char	*valid_https_url(const char *s, size_t len);
 const char	*valid_header(const char *s, size_t len); /* no CR/LF */
 const char	*valid_ident(const char *s, size_t len);  /* template id */
 
-/*
- * Parse an RFC 3339 time ("2026-11-23T10:00:00Z", fractions and
- * offsets allowed) into *out.  0, or -1.
- */
-int		 valid_time_parse(const char *s, time_t *out);
-
 #endif

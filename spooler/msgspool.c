@@ -161,7 +161,7 @@ requeue(struct cli *c, enum spool_dir dir, const char *name)
 		fprintf(stderr, "msgspool: retry: %s\n", err);
 		return -1;
 	}
-	spool_time_format(time(NULL), now, sizeof(now));
+	rfc3339_format(time(NULL), now, sizeof(now));
 	json_object_set_new(doc, "nextAttempt", json_string(now));
 	/* A retry by hand gets a whole max-age again. */
 	json_object_set_new(doc, "retriedAt", json_string(now));

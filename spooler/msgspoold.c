@@ -293,7 +293,7 @@ age_from(const json_t *doc)
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if ((v = json_string_value(json_object_get(doc, keys[i]))) &&
-		    valid_time_parse(v, &t) == 0 && t > from)
+		    rfc3339_parse(v, &t) == 0 && t > from)
 			from = t;
 	return from ? from : time(NULL);
 }
@@ -315,7 +315,7 @@ outcome(struct daemon *d, struct job *job)
 	attempts = (long)json_integer_value(json_object_get(doc,
 	    "attempts")) + 1;
 	json_object_set_new(doc, "attempts", json_integer(attempts));
-	spool_time_format(now, stamp, sizeof(stamp));
+	rfc3339_format(now, stamp, sizeof(stamp));
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
 	json_object_set(doc, "providerReply", job->reply ? job->reply :
 	    json_null());
@@ -335,7 +335,7 @@ outcome(struct daemon *d, struct job *job)
 		/* The provider's Retry-After, when it gave one, wins. */
 		wait = job->retry_after > 0 ? job->retry_after :
 		    backoff(attempts);
-		spool_time_format(now + wait, stamp, sizeof(stamp));
+		rfc3339_format(now + wait, stamp, sizeof(stamp));
 		json_object_set_new(doc, "nextAttempt", json_string(stamp));
 		return SPOOL_DEFERRED;
 	default:

@@ -88,7 +88,7 @@ file_start(void *state, struct job *job)
 	id = json_string_value(json_object_get(job->doc, "id"));
 	channel = json_string_value(json_object_get(job->doc, "channel"));
 	/* The output's name comes from the id: never a path of its own. */
-	if (id == NULL || !spool_id_valid(id) || channel == NULL) {
+	if (id == NULL || !ulid_valid(id) || channel == NULL) {
 		snprintf(job->err, sizeof(job->err), "not a spool document");
 		job->status = MSG_PERMFAIL;
 		return;

@@ -50,7 +50,7 @@ setup(void **state)
 		return -1;
 	}
 	for (i = 0; i < NMSG; i++) {
-		if (spool_id_new(f->ids[i]) == -1)
+		if (ulid_new(f->ids[i]) == -1)
 			return -1;
 		f->idv[i] = f->ids[i];
 	}
@@ -351,7 +351,7 @@ test_prune(void **state)
 	size_t			 i;
 
 	for (i = 0; i < 7; i++) {
-		assert_int_equal(spool_id_new(ids[i]), 0);
+		assert_int_equal(ulid_new(ids[i]), 0);
 		idv[i] = ids[i];
 	}
 	/* 0-4: a message in each state; 5: none (deleted); 6: none, new. */

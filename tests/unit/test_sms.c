@@ -92,7 +92,7 @@ test_queued_now(void **state)
 	assert_int_equal(json_object_size(errors), 0);
 	json_decref(errors);
 	assert_false(q.scheduled);
-	assert_true(spool_id_valid(q.id));
+	assert_true(ulid_valid(q.id));
 	assert_int_equal(count(f, SPOOL_NEW), 1);
 	assert_int_equal(count(f, SPOOL_DEFERRED), 0);
 	snprintf(name, sizeof(name), "%s.json", q.id);

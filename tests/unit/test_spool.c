@@ -23,8 +23,6 @@
 #include "spool.h"
 #include "testutil.h"
 
-#define CROCKFORD	"0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-#define NIDS		10000
 
 static const char *const state_names[SPOOL__MAX] = {
 	"tmp", "new", "deferred", "cur", "sent", "failed"
@@ -156,7 +154,7 @@ new_doc(char *id, const char *body, time_t notbefore)
 {
 	json_t	*doc;
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	doc = spool_doc_new(id, "sms", "acme", notbefore,
 	    json_pack("{s:s,s:s}", "to", "+4915112345678", "body", body));
 	assert_non_null(doc);
@@ -250,134 +248,11 @@ test_free_null(void **state)
 	assert_true(1);	/* reached: both accept NULL */
 }
 
-static void
-test_id_format(void **state)
-{
-	char	id[SPOOL_ID_LEN + 1];
-	size_t	i;
-	int	k;
-
-	(void)state;
-	for (k = 0; k < 100; k++) {
-		memset(id, 'x', sizeof(id));
-		assert_int_equal(spool_id_new(id), 0);
-		assert_int_equal(strlen(id), SPOOL_ID_LEN);
-		for (i = 0; i < SPOOL_ID_LEN; i++)
-			assert_non_null(strchr(CROCKFORD, id[i]));
-		assert_true(spool_id_valid(id));
-	}
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void
-test_id_unique(void **state)
-{
-	char	**ids;
-	size_t	  i;
-
-	(void)state;
-	ids = calloc(NIDS, sizeof(*ids));
-	assert_non_null(ids);
-	for (i = 0; i < NIDS; i++) {
-		ids[i] = malloc(SPOOL_ID_LEN + 1);
-		assert_non_null(ids[i]);
-		assert_int_equal(spool_id_new(ids[i]), 0);
-	}
-	qsort(ids, NIDS, sizeof(*ids), cmp_str);
-	for (i = 1; i < NIDS; i++)
-		if (strcmp(ids[i - 1], ids[i]) == 0)
-			fail_msg("duplicate id %s", ids[i]);
-	for (i = 0; i < NIDS; i++)
-		free(ids[i]);
-	free(ids);
-}
-
-static void
-test_id_sorted_by_creation(void **state)
-{
-	char		 a[100][SPOOL_ID_LEN + 1], b[100][SPOOL_ID_LEN + 1];
-	const char	*amax, *bmin;
-	struct timespec	 ts = { 0, 2 * 1000 * 1000 };
-	size_t		 i;
-
-	(void)state;
-	for (i = 0; i < 100; i++)
-		assert_int_equal(spool_id_new(a[i]), 0);
-	nanosleep(&ts, NULL);
-	for (i = 0; i < 100; i++)
-		assert_int_equal(spool_id_new(b[i]), 0);
-	amax = a[0];
-	bmin = b[0];
-	for (i = 1; i < 100; i++) {
-		if (strcmp(a[i], amax) > 0)
-			amax = a[i];
-		if (strcmp(b[i], bmin) < 0)
-			bmin = b[i];
-	}
-	if (strcmp(amax, bmin) >= 0)
-		fail_msg("id %s made later sorts before %s", bmin, amax);
-	assert_true(spool_id_time(bmin) >= spool_id_time(amax));
-}
-
 /* qsort on an array of char arrays. */
 static int
 cmp_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
-}
-
-static void
-test_id_valid(void **state)
-{
-	(void)state;
-	assert_true(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
-	assert_true(spool_id_valid("00000000000000000000000000"));
-	assert_true(spool_id_valid("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"));
-	assert_false(spool_id_valid(""));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA-"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAU"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FA/"));
-	assert_false(spool_id_valid("../../../../etc/passwd1234"));
-}
-
-static void
-test_id_valid_exact_length(void **state)
-{
-	(void)state;
-	/* spool.h: an id is 26 characters; longer strings are not ids. */
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAVX"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV.json"));
-	assert_false(spool_id_valid("01ARZ3NDEKTSV4RRFFQ69G5FAV/../../x"));
-}
-
-static void
-test_id_time(void **state)
-{
-	char		id[SPOOL_ID_LEN + 1];
-	long long	before, after, t;
-	struct timespec	ts;
-
-	(void)state;
-	assert_int_equal(spool_id_time("00000000000000000000000000"), 0);
-	assert_int_equal(spool_id_time("01ARZ3NDEKTSV4RRFFQ69G5FAV"),
-	    1469922850259LL);
-	assert_int_equal(spool_id_time("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"),
-	    281474976710655LL);
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	assert_int_equal(spool_id_new(id), 0);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	after = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	t = spool_id_time(id);
-	/* Milliseconds, close to now (generous: no timing assertion). */
-	assert_true(t >= before - 60000 && t <= after + 60000);
 }
 
 static time_t
@@ -401,7 +276,7 @@ test_doc_new_fields(void **state)
 	time_t		 now, t;
 
 	(void)state;
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	msg = json_pack("{s:s,s:s}", "to", "+4915112345678", "body", "hi");
 	copy = json_deep_copy(msg);
 	now = time(NULL);
@@ -452,7 +327,7 @@ test_doc_new_notbefore(void **state)
 	json_t		*doc, *v;
 
 	(void)state;
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	doc = spool_doc_new(id, "voice", "acme", (time_t)2000000000,
 	    json_object());
 	assert_non_null(doc);
@@ -596,7 +471,7 @@ test_load_wrong_version(void **state)
 	char		 id[SPOOL_ID_LEN + 1], name[64], path[512], text[512];
 	char		 err[256] = "";
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	snprintf(text, sizeof(text), "{\"version\": 99, \"id\": \"%s\", "
 	    "\"channel\": \"sms\", \"client\": \"acme\", "
@@ -616,7 +491,7 @@ test_load_not_json(void **state)
 	char		 id[SPOOL_ID_LEN + 1], name[64], path[512];
 	char		 err[256] = "";
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	state_path(f, SPOOL_NEW, name, path, sizeof(path));
 	tu_write_text(path, "{ this is not json");
@@ -651,8 +526,8 @@ test_load_id_must_match_name(void **state)
 	json_t		*doc;
 	int		 fd;
 
-	assert_int_equal(spool_id_new(id), 0);
-	assert_int_equal(spool_id_new(other), 0);
+	assert_int_equal(ulid_new(id), 0);
+	assert_int_equal(ulid_new(other), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	write_doc_as(f, SPOOL_NEW, name, "/../../../pwned");
 	assert_null(spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err)));
@@ -683,7 +558,7 @@ test_symlink_not_followed(void **state)
 	json_t		*doc;
 	struct stat	 st;
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	/* A valid document outside the spool. */
 	write_doc_as(f, SPOOL_TMP, name, id);
@@ -717,7 +592,7 @@ test_fifo_and_dir_do_not_block(void **state)
 	char		 name[64], dname[64], path[512], err[256] = "";
 	json_t		*doc;
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	snprintf(name, sizeof(name), "%s.json", id);
 	state_path(f, SPOOL_NEW, name, path, sizeof(path));
 	assert_int_equal(mkfifo(path, 0600), 0);
@@ -726,7 +601,7 @@ test_fifo_and_dir_do_not_block(void **state)
 	assert_non_null(strstr(err, "not a regular file"));
 	assert_int_equal(spool_claim(f->sp, name, &doc, err, sizeof(err)), -1);
 	assert_true(exists(f, SPOOL_FAILED, name));
-	assert_int_equal(spool_id_new(dir_id), 0);
+	assert_int_equal(ulid_new(dir_id), 0);
 	snprintf(dname, sizeof(dname), "%s.json", dir_id);
 	state_path(f, SPOOL_NEW, dname, path, sizeof(path));
 	assert_int_equal(mkdir(path, 0700), 0);
@@ -836,7 +711,7 @@ test_find_not_found(void **state)
 	char		 found[SPOOL_NAME_MAX];
 	enum spool_dir	 d;
 
-	assert_int_equal(spool_id_new(id), 0);
+	assert_int_equal(ulid_new(id), 0);
 	assert_int_equal(spool_find(f->sp, id, &d, found), -1);
 	/* A file in tmp/ is not a message yet. */
 	snprintf(name, sizeof(name), "%s.json", id);
@@ -891,24 +766,6 @@ test_path(void **state)
 	    sizeof(small)), -1);
 }
 
-static void
-test_time_format(void **state)
-{
-	char	buf[32];
-
-	(void)state;
-	spool_time_format(0, buf, sizeof(buf));
-	assert_string_equal(buf, "1970-01-01T00:00:00Z");
-	spool_time_format((time_t)1700000000, buf, sizeof(buf));
-	assert_string_equal(buf, "2023-11-14T22:13:20Z");
-	spool_time_format((time_t)1709210096, buf, sizeof(buf));
-	assert_string_equal(buf, "2024-02-29T12:34:56Z");
-	/* buf[21] is enough. */
-	memset(buf, 'x', sizeof(buf));
-	spool_time_format((time_t)1795428000, buf, 21);
-	assert_string_equal(buf, "2026-11-23T10:00:00Z");
-}
-
 /* Uploads of the deprecated attachments route */
 
 static json_t *
@@ -916,8 +773,8 @@ upload_doc(char *id, time_t created)
 {
 	char	ts[32];
 
-	assert_int_equal(spool_id_new(id), 0);
-	spool_time_format(created, ts, sizeof(ts));
+	assert_int_equal(ulid_new(id), 0);
+	rfc3339_format(created, ts, sizeof(ts));
 	return json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "version", SPOOL_VERSION,
 	    "attachmentId", id, "attachmentName", "a.txt", "contentType",
 	    "text/plain", "size", 2, "created", ts);
@@ -948,7 +805,7 @@ test_upload_round_trip(void **state)
 	/* Another client cannot read it. */
 	assert_null(spool_upload_load(f->sp, "other", id));
 	/* An id that was never stored. */
-	assert_int_equal(spool_id_new(other), 0);
+	assert_int_equal(ulid_new(other), 0);
 	assert_null(spool_upload_load(f->sp, "acme", other));
 	/* Nor names that are not ids or clients. */
 	assert_null(spool_upload_load(f->sp, "../uploads/acme", id));
@@ -1003,12 +860,6 @@ main(void)
 		TD(test_open_with_create),
 		TD(test_open_one_missing),
 		cmocka_unit_test(test_free_null),
-		cmocka_unit_test(test_id_format),
-		cmocka_unit_test(test_id_unique),
-		cmocka_unit_test(test_id_sorted_by_creation),
-		cmocka_unit_test(test_id_valid),
-		cmocka_unit_test(test_id_valid_exact_length),
-		cmocka_unit_test(test_id_time),
 		cmocka_unit_test(test_doc_new_fields),
 		cmocka_unit_test(test_doc_new_notbefore),
 		TS(test_enqueue_new),
@@ -1031,7 +882,6 @@ main(void)
 		TS(test_remove),
 		cmocka_unit_test(test_dirname_round_trip),
 		TS(test_path),
-		cmocka_unit_test(test_time_format),
 		TS(test_upload_round_trip),
 		TS(test_upload_expiry),
 		TS(test_upload_bad_id),

@@ -140,7 +140,7 @@ test_msisdn(void **state)
 	assert_non_null(valid_msisdn("1234567\0""89", 10));
 }
 
-/* valid_rfc3339, valid_time_parse */
+/* valid_rfc3339, rfc3339_parse */
 
 static void
 test_rfc3339_good(void **state)
@@ -198,45 +198,6 @@ test_rfc3339_days_of_month(void **state)
 	BAD(valid_rfc3339, "2026-04-31T00:00:00Z");
 	OK(valid_rfc3339, "2000-02-29T00:00:00Z");	/* leap (400) */
 	BAD(valid_rfc3339, "1900-02-29T00:00:00Z");	/* not (100) */
-}
-
-static time_t
-parse_ok(const char *s)
-{
-	time_t	t = (time_t)-12345;
-
-	if (valid_time_parse(s, &t) != 0)
-		fail_msg("valid_time_parse rejected %s", s);
-	return t;
-}
-
-static void
-test_time_parse(void **state)
-{
-	time_t	t;
-
-	(void)state;
-	assert_int_equal(parse_ok("1970-01-01T00:00:00Z"), 0);
-	assert_int_equal(parse_ok("2000-01-01T00:00:00Z"), 946684800);
-	assert_int_equal(parse_ok("2026-11-23T10:00:00Z"), 1795428000);
-	assert_int_equal(parse_ok("2024-02-29T12:34:56Z"), 1709210096);
-	/* Fractions do not move the second. */
-	assert_int_equal(parse_ok("2026-11-23T10:00:00.999Z"), 1795428000);
-	assert_int_equal(parse_ok("2026-11-23T10:00:00.001Z"), 1795428000);
-	/* Offsets: local time minus offset is UTC. */
-	assert_int_equal(parse_ok("2026-11-23T11:00:00+01:00"), 1795428000);
-	assert_int_equal(parse_ok("2026-11-23T04:30:00-05:30"), 1795428000);
-	assert_int_equal(parse_ok("2026-11-23T10:00:00+00:00"), 1795428000);
-	assert_int_equal(parse_ok("2026-11-23T10:00:00-00:00"), 1795428000);
-	/* Across a day boundary. */
-	assert_int_equal(parse_ok("2026-11-24T01:00:00+15:00"), 1795428000);
-
-	t = 777;
-	assert_int_equal(valid_time_parse("2026-13-01T00:00:00Z", &t), -1);
-	assert_int_equal(valid_time_parse("2026-11-23T10:00:00", &t), -1);
-	assert_int_equal(valid_time_parse("2026-11-23 junk", &t), -1);
-	assert_int_equal(valid_time_parse("", &t), -1);
-	assert_int_equal(valid_time_parse("2026-02-30T00:00:00Z", &t), -1);
 }
 
 /* Other validators */
@@ -845,7 +806,6 @@ main(void)
 		cmocka_unit_test(test_rfc3339_bad),
 		cmocka_unit_test(test_rfc3339_respects_len),
 		cmocka_unit_test(test_rfc3339_days_of_month),
-		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test(test_email),
 		cmocka_unit_test(test_email_embedded_nul),
 		cmocka_unit_test(test_https_url),

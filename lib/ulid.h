@@ -1,0 +1,21 @@
+/*
+ * ulid.h: message ids (ULIDs), unique, URL-safe, sorted by creation time.
+ */
+#ifndef ULID_H
+#define ULID_H
+
+#define ULID_LEN	26
+
+/* A new id into out (ULID_LEN + 1 bytes).  0, or -1 (no entropy). */
+int		 ulid_new(char *out);
+
+/* Whether s is an id: exactly 26 Crockford base32 characters. */
+int		 ulid_valid(const char *s);
+
+/* Whether s begins with an id (a spool file's name does). */
+int		 ulid_prefix(const char *s);
+
+/* The milliseconds since the epoch encoded in an id. */
+long long	 ulid_time(const char *id);
+
+#endif
