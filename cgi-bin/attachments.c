@@ -44,7 +44,7 @@ upload(struct ctx *ctx)
 	const json_t	*content;
 	json_t		*doc, *reply;
 	unsigned char	*data;
-	char		 id[SPOOL_ID_LEN + 1], type[128], err[256], now[32];
+	char		 id[SPOOL_ID_LEN + 1], type[128], err[256];
 	char		*b64;
 	size_t		 len;
 	int		 rc;
@@ -81,12 +81,9 @@ upload(struct ctx *ctx)
 		return deprecated(response_error(503,
 		    "the spool cannot take uploads now"));
 	}
-	rfc3339_format(time(NULL), now, sizeof(now));
-	doc = json_pack("{s:i, s:s, s:s, s:O, s:s, s:I, s:s, s:s}",
-	    "version", SPOOL_VERSION, "attachmentId", id, "client",
-	    ctx->client->id, "attachmentName", json_object_get(ctx->body,
-	    "attachmentName"), "contentType", type, "size", (json_int_t)len,
-	    "created", now, "content", b64);
+	doc = msgdoc_upload_new(id, ctx->client->id, json_string_value(
+	    json_object_get(ctx->body, "attachmentName")), type, len,
+	    time(NULL), b64);
 	free(b64);
 	st = doc ? spool_upload_store(ctx->spool, ctx->client->id, doc) :
 	    MSG_TEMPFAIL;

@@ -575,7 +575,7 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 		json_decref(msg);
 		return TRY_AGAIN;
 	}
-	doc = spool_doc_new(id, "email", ctx->client->id, 0, msg);
+	doc = msgdoc_new(id, "email", ctx->client->id, 0, msg);
 	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
 		return TRY_AGAIN;
 	return NULL;

@@ -160,7 +160,7 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 	    "parameters", params ? json_incref(params) : json_array(),
 	    "body", body, blen);
 	free(body);
-	doc = spool_doc_new(id, "ott", ctx->client->id, 0, msg);
+	doc = msgdoc_new(id, "ott", ctx->client->id, 0, msg);
 	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
 		return TRY_AGAIN;
 	return NULL;

@@ -83,7 +83,7 @@ call_doc(struct ctx *ctx, const json_t *base, const char *to,
 	if (ulid_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
 		return NULL;
 	json_object_set_new(msg, "to", json_string(to));
-	return spool_doc_new(id, "voice", ctx->client->id, notbefore, msg);
+	return msgdoc_new(id, "voice", ctx->client->id, notbefore, msg);
 }
 
 /* Why one campaign recipient is rejected, or NULL. */

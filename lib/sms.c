@@ -37,7 +37,7 @@ sms_build(const char *client, const json_t *sms, const char *prefix,
 	    "to", json_object_get(sms, "recipient"),
 	    "body", json_object_get(sms, "messageBody"));
 	*dest = out->scheduled ? SPOOL_DEFERRED : SPOOL_NEW;
-	return spool_doc_new(out->id, "sms", client,
+	return msgdoc_new(out->id, "sms", client,
 	    out->scheduled ? out->send_at : now, msg);
 }
 

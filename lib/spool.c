@@ -138,31 +138,6 @@ spool_path(const struct spool *s, enum spool_dir d, const char *name,
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-json_t *
-spool_doc_new(const char *id, const char *channel, const char *client,
-    time_t notbefore, json_t *message)
-{
-	char	created[32], next[32];
-	time_t	now = time(NULL);
-
-	if (message == NULL)
-		return NULL;
-	json_t	*doc;
-
-	rfc3339_format(now, created, sizeof(created));
-	rfc3339_format(notbefore > now ? notbefore : now, next,
-	    sizeof(next));
-	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
-	    "version", SPOOL_VERSION, "id", id, "channel", channel,
-	    "client", client, "created", created, "attempts", 0,
-	    "nextAttempt", next, "lastError", "providerReply",
-	    "message", message);
-	/* Scheduled: max-age counts from here, not from created. */
-	if (doc != NULL && notbefore > now)
-		json_object_set_new(doc, "sendAt", json_string(next));
-	return doc;
-}
-
 static enum msg_status
 errno_status(int e)
 {
@@ -180,19 +155,6 @@ errno_status(int e)
 	default:
 		return MSG_PERMFAIL;
 	}
-}
-
-/* When a document is due: its nextAttempt, else now. */
-static time_t
-doc_due(const json_t *doc)
-{
-	const char	*next;
-	time_t		 t;
-
-	next = json_string_value(json_object_get(doc, "nextAttempt"));
-	if (next == NULL || rfc3339_parse(next, &t) == -1)
-		return time(NULL);
-	return t;
 }
 
 #define COMMIT_CHUNK	64	/* files open at once while syncing */
@@ -375,7 +337,7 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 		}
 		dirfds[i] = dfd(s, items[i].dir);
 		mtimes[i] = items[i].dir == SPOOL_DEFERRED ?
-		    doc_due(items[i].doc) : 0;
+		    msgdoc_due(items[i].doc) : 0;
 	}
 	commit_files(s, docs, dirfds, names, mtimes, st, n);
 	for (i = 0; i < n; i++) {
@@ -445,35 +407,6 @@ spool_remove(struct spool *s, enum spool_dir d, const char *name)
 }
 
 /*
- * Whether a document may be the spool file name: an object of our
- * version whose id is valid and is the one its file name begins with.
- * The id is what providers and the CLI build names from, so it is
- * checked on every load.  0, or -1 with the reason in err.
- */
-static int
-doc_check(const json_t *doc, const char *where, const char *name,
-    char *err, size_t errlen)
-{
-	const char	*id;
-
-	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
-	    "version")) != SPOOL_VERSION) {
-		util_seterr(err, errlen, "%s/%s: not a version %d spool file",
-		    where, name, SPOOL_VERSION);
-		return -1;
-	}
-	id = json_string_value(json_object_get(doc, "id"));
-	if (id == NULL || !ulid_valid(id) ||
-	    strncmp(name, id, SPOOL_ID_LEN) != 0 ||
-	    (name[SPOOL_ID_LEN] != '\0' && name[SPOOL_ID_LEN] != '.')) {
-		util_seterr(err, errlen, "%s/%s: its id is not its file name",
-		    where, name);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Parse the document open on fd (closed here) that is dir/name.  A new
  * reference, or NULL with the reason in err and errno EINVAL.
  */
@@ -491,7 +424,7 @@ doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
 	if (doc == NULL)
 		util_seterr(err, errlen, "%s/%s: line %d: %s", where, name,
 		    je.line, je.text);
-	else if (doc_check(doc, where, name, err, errlen) == -1) {
+	else if (msgdoc_check(doc, where, name, err, errlen) == -1) {
 		json_decref(doc);
 		doc = NULL;
 	}
@@ -716,9 +649,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 {
 	json_error_t	 je;
 	json_t		*doc;
-	const char	*created, *aid;
 	char		 name[SPOOL_NAME_MAX];
-	time_t		 t;
 	int		 udir, fd;
 
 	if (!ulid_valid(id))
@@ -732,15 +663,8 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 		return NULL;
 	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
 	close(fd);
-	aid = json_string_value(json_object_get(doc, "attachmentId"));
-	if (json_integer_value(json_object_get(doc, "version")) !=
-	    SPOOL_VERSION || aid == NULL || strcmp(aid, id) != 0) {
-		json_decref(doc);
-		return NULL;
-	}
-	created = json_string_value(json_object_get(doc, "created"));
-	if (created == NULL || rfc3339_parse(created, &t) == -1 ||
-	    time(NULL) - t > SPOOL_UPLOAD_TTL) {
+	if (msgdoc_upload_check(doc, id, time(NULL) - SPOOL_UPLOAD_TTL) ==
+	    -1) {
 		json_decref(doc);
 		return NULL;
 	}

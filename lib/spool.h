@@ -14,6 +14,7 @@
 #include <time.h>
 #include <jansson.h>
 
+#include "msgdoc.h"
 #include "msgspool.h"
 #include "rfc3339.h"
 #include "ulid.h"
@@ -30,7 +31,6 @@ enum spool_dir {
 
 #define SPOOL_ID_LEN	ULID_LEN
 #define SPOOL_NAME_MAX	64
-#define SPOOL_VERSION	1
 
 struct spool;
 
@@ -50,14 +50,6 @@ const char	*spool_dirname(enum spool_dir);
 
 /* Parse a state name back; -1 when unknown. */
 int		 spool_dir_parse(const char *name);
-
-/*
- * A new spool document: version, id, channel, client, created (RFC 3339
- * UTC, now), attempts 0, nextAttempt (notbefore, or now), lastError null,
- * providerReply null, and message (stolen).  NULL out of memory.
- */
-json_t		*spool_doc_new(const char *id, const char *channel,
-		    const char *client, time_t notbefore, json_t *message);
 
 /*
  * Durably enqueue a document into dest (SPOOL_NEW or SPOOL_DEFERRED):

@@ -149,7 +149,7 @@ static int
 requeue(struct cli *c, enum spool_dir dir, const char *name)
 {
 	json_t	*doc;
-	char	 err[512], now[32];
+	char	 err[512];
 
 	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
 	    NULL) {
@@ -161,10 +161,8 @@ requeue(struct cli *c, enum spool_dir dir, const char *name)
 		fprintf(stderr, "msgspool: retry: %s\n", err);
 		return -1;
 	}
-	rfc3339_format(time(NULL), now, sizeof(now));
-	json_object_set_new(doc, "nextAttempt", json_string(now));
 	/* A retry by hand gets a whole max-age again. */
-	json_object_set_new(doc, "retriedAt", json_string(now));
+	msgdoc_retry(doc, time(NULL));
 	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
 		fprintf(stderr, "msgspool: retry: %s: %s\n", name,
 		    strerror(errno));

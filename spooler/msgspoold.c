@@ -269,35 +269,6 @@ backoff(long attempts)
 	return delay * 8 / 10 + (long)(r % (unsigned)(delay * 4 / 10 + 1));
 }
 
-static const char *
-recipient(const json_t *doc)
-{
-	const char	*to;
-
-	to = json_string_value(json_object_get(json_object_get(doc,
-	    "message"), "to"));
-	return to ? to : "?";
-}
-
-/*
- * When max-age starts counting: the latest of when the message was
- * queued, scheduled for (sendAt) and retried by hand (retriedAt).
- */
-static time_t
-age_from(const json_t *doc)
-{
-	static const char *const keys[] = { "created", "sendAt", "retriedAt" };
-	const char	*v;
-	time_t		 t, from = 0;
-	size_t		 i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if ((v = json_string_value(json_object_get(doc, keys[i]))) &&
-		    rfc3339_parse(v, &t) == 0 && t > from)
-			from = t;
-	return from ? from : time(NULL);
-}
-
 /*
  * Write the outcome of an attempt into the document and say where it
  * goes: sent/, deferred/ (with the next attempt) or failed/.
@@ -305,44 +276,23 @@ age_from(const json_t *doc)
 static enum spool_dir
 outcome(struct daemon *d, struct job *job)
 {
-	json_t		*doc = job->doc;
 	enum msg_status	 st = job->status;
-	const char	*why = job->err;
-	char		 stamp[32];
-	time_t		 now = time(NULL);
-	long		 attempts, wait;
+	const char	*gave_up = NULL;
+	time_t		 now = time(NULL), next = 0;
 
-	attempts = (long)json_integer_value(json_object_get(doc,
-	    "attempts")) + 1;
-	json_object_set_new(doc, "attempts", json_integer(attempts));
-	rfc3339_format(now, stamp, sizeof(stamp));
-	json_object_set_new(doc, "lastAttempt", json_string(stamp));
-	json_object_set(doc, "providerReply", job->reply ? job->reply :
-	    json_null());
-	if (st == MSG_TEMPFAIL && now - age_from(doc) >= d->max_age) {
+	if (st == MSG_TEMPFAIL && now - msgdoc_age_from(job->doc) >=
+	    d->max_age) {
 		st = MSG_PERMFAIL;
-		json_object_set_new(doc, "gaveUp", json_string(
-		    "older than max-age"));
+		gave_up = "older than max-age";
 	}
-	switch (st) {
-	case MSG_OK:
-		json_object_set_new(doc, "lastError", json_null());
-		json_object_set_new(doc, "nextAttempt", json_null());
-		json_object_set_new(doc, "sentAt", json_string(stamp));
-		return SPOOL_SENT;
-	case MSG_TEMPFAIL:
-		json_object_set_new(doc, "lastError", json_string(why));
-		/* The provider's Retry-After, when it gave one, wins. */
-		wait = job->retry_after > 0 ? job->retry_after :
-		    backoff(attempts);
-		rfc3339_format(now + wait, stamp, sizeof(stamp));
-		json_object_set_new(doc, "nextAttempt", json_string(stamp));
-		return SPOOL_DEFERRED;
-	default:
-		json_object_set_new(doc, "lastError", json_string(why));
-		json_object_set_new(doc, "nextAttempt", json_null());
-		return SPOOL_FAILED;
-	}
+	/* The provider's Retry-After, when it gave one, wins. */
+	if (st == MSG_TEMPFAIL)
+		next = now + (job->retry_after > 0 ? job->retry_after :
+		    backoff(msgdoc_attempts(job->doc) + 1));
+	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
+	    gave_up);
+	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
+	    SPOOL_DEFERRED : SPOOL_FAILED;
 }
 
 static void job_free(struct job *);
@@ -381,11 +331,11 @@ flush_done(struct daemon *d)
 		else if (items[i].dir == SPOOL_SENT)
 			log_info("sent %s channel=%s to=%s", id,
 			    json_string_value(json_object_get(job->doc,
-			    "channel")), recipient(job->doc));
+			    "channel")), msgdoc_recipient(job->doc));
 		else
 			log_warn("%s %s to=%s attempts=%lld: %s",
 			    items[i].dir == SPOOL_DEFERRED ? "deferred" :
-			    "failed", id, recipient(job->doc),
+			    "failed", id, msgdoc_recipient(job->doc),
 			    (long long)json_integer_value(json_object_get(
 			    job->doc, "attempts")), job->err);
 		job_free(job);

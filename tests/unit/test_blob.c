@@ -358,7 +358,7 @@ test_prune(void **state)
 	assert_int_equal(blob_store(f->sp, &v, 1, idv, 6), MSG_OK);
 	assert_int_equal(blob_store(f->sp, &v, 1, idv + 6, 1), MSG_OK);
 	for (i = 0; i < 5; i++) {
-		doc = spool_doc_new(ids[i], "email", "acme", 0,
+		doc = msgdoc_new(ids[i], "email", "acme", 0,
 		    json_pack("{s:s}", "to", "a@example.com"));
 		snprintf(name, sizeof(name), "%.26s.json", ids[i]);
 		assert_int_equal(spool_store(f->sp, where[i], name, doc,

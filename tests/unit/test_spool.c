@@ -155,7 +155,7 @@ new_doc(char *id, const char *body, time_t notbefore)
 	json_t	*doc;
 
 	assert_int_equal(ulid_new(id), 0);
-	doc = spool_doc_new(id, "sms", "acme", notbefore,
+	doc = msgdoc_new(id, "sms", "acme", notbefore,
 	    json_pack("{s:s,s:s}", "to", "+4915112345678", "body", body));
 	assert_non_null(doc);
 	return doc;
@@ -280,13 +280,13 @@ test_doc_new_fields(void **state)
 	msg = json_pack("{s:s,s:s}", "to", "+4915112345678", "body", "hi");
 	copy = json_deep_copy(msg);
 	now = time(NULL);
-	doc = spool_doc_new(id, "sms", "acme", 0, msg);
+	doc = msgdoc_new(id, "sms", "acme", 0, msg);
 	assert_non_null(doc);
 
 	assert_true(json_is_integer(json_object_get(doc, "version")));
 	assert_int_equal(json_integer_value(json_object_get(doc, "version")),
-	    SPOOL_VERSION);
-	assert_int_equal(SPOOL_VERSION, 1);
+	    MSGDOC_VERSION);
+	assert_int_equal(MSGDOC_VERSION, 1);
 	assert_string_equal(json_string_value(json_object_get(doc, "id")), id);
 	assert_string_equal(json_string_value(json_object_get(doc, "channel")),
 	    "sms");
@@ -328,7 +328,7 @@ test_doc_new_notbefore(void **state)
 
 	(void)state;
 	assert_int_equal(ulid_new(id), 0);
-	doc = spool_doc_new(id, "voice", "acme", (time_t)2000000000,
+	doc = msgdoc_new(id, "voice", "acme", (time_t)2000000000,
 	    json_object());
 	assert_non_null(doc);
 	v = json_object_get(doc, "nextAttempt");
@@ -775,7 +775,7 @@ upload_doc(char *id, time_t created)
 
 	assert_int_equal(ulid_new(id), 0);
 	rfc3339_format(created, ts, sizeof(ts));
-	return json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "version", SPOOL_VERSION,
+	return json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "version", MSGDOC_VERSION,
 	    "attachmentId", id, "attachmentName", "a.txt", "contentType",
 	    "text/plain", "size", 2, "created", ts);
 }

@@ -1,0 +1,90 @@
+/*
+ * msgdoc.h: the spool document, the one file of the tree that knows its
+ * fields (msgspool-spool(5) describes them).  A message document:
+ *
+ *	{"version":1, "id", "channel", "client", "created", "sendAt"?,
+ *	 "attempts", "nextAttempt", "lastAttempt"?, "lastError",
+ *	 "providerReply", "sentAt"?, "gaveUp"?, "retriedAt"?, "message"}
+ *
+ * and an upload document of the deprecated attachments route:
+ *
+ *	{"version":1, "attachmentId", "client", "attachmentName",
+ *	 "contentType", "size", "created", "content"}
+ */
+#ifndef MSGDOC_H
+#define MSGDOC_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "msgspool.h"
+
+#define MSGDOC_VERSION	1
+
+/*
+ * A new message document: version, id, channel, client, created (now),
+ * attempts 0, nextAttempt (notbefore, or now), lastError and
+ * providerReply null, sendAt when notbefore is in the future, and
+ * message (stolen, even on failure).  NULL out of memory.
+ */
+json_t		*msgdoc_new(const char *id, const char *channel,
+		    const char *client, time_t notbefore, json_t *message);
+
+/*
+ * Whether doc may be the spool file name: an object of our version
+ * whose id is valid and is the id its file name begins with.  where
+ * names the directory for the reason.  0, or -1 with the reason in err.
+ */
+int		 msgdoc_check(const json_t *doc, const char *where,
+		    const char *name, char *err, size_t errlen);
+
+/* Borrowed fields; NULL when absent. */
+const char	*msgdoc_id(const json_t *doc);
+const char	*msgdoc_channel(const json_t *doc);
+const char	*msgdoc_client(const json_t *doc);
+/* The recipient ("to" of the message), "?" when absent. */
+const char	*msgdoc_recipient(const json_t *doc);
+/* The message, what its provider gets (borrowed). */
+json_t		*msgdoc_message(const json_t *doc);
+long long	 msgdoc_attempts(const json_t *doc);
+
+/* When the document is due: its nextAttempt, else now. */
+time_t		 msgdoc_due(const json_t *doc);
+
+/*
+ * When max-age starts counting: the latest of when it was queued,
+ * scheduled for (sendAt) and retried by hand (retriedAt).
+ */
+time_t		 msgdoc_age_from(const json_t *doc);
+
+/*
+ * Record one attempt made at now: attempts + 1, lastAttempt, the
+ * provider's reply (borrowed; NULL for none) and by status: MSG_OK sets
+ * sentAt and clears lastError and nextAttempt; MSG_TEMPFAIL sets
+ * lastError why and nextAttempt next; MSG_PERMFAIL sets lastError why,
+ * clears nextAttempt and, when gave_up is given, says why it gave up.
+ */
+void		 msgdoc_attempt(json_t *doc, enum msg_status status,
+		    const char *why, const json_t *reply, time_t now,
+		    time_t next, const char *gave_up);
+
+/* A retry by hand at now: due now, with a whole max-age again. */
+void		 msgdoc_retry(json_t *doc, time_t now);
+
+/*
+ * A new upload document (content the base64 of the bytes, borrowed).
+ * NULL out of memory.
+ */
+json_t		*msgdoc_upload_new(const char *id, const char *client,
+		    const char *name, const char *type, size_t size,
+		    time_t created, const char *content);
+
+/*
+ * Whether doc is the upload id, of our version, made after notbefore.
+ * 0 or -1.
+ */
+int		 msgdoc_upload_check(const json_t *doc, const char *id,
+		    time_t notbefore);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * test_msgdoc.c: the spool document's fields.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "msgdoc.h"
+#include "rfc3339.h"
+#include "ulid.h"
+
+static json_t *
+fresh(char *id, time_t notbefore)
+{
+	json_t	*doc;
+
+	assert_int_equal(ulid_new(id), 0);
+	doc = msgdoc_new(id, "sms", "acme", notbefore, json_pack("{s:s,s:s}",
+	    "to", "+4915112345678", "body", "hi"));
+	assert_non_null(doc);
+	return doc;
+}
+
+static time_t
+field_time(const json_t *doc, const char *key)
+{
+	time_t	t = 0;
+
+	assert_int_equal(rfc3339_parse(json_string_value(json_object_get(doc,
+	    key)), &t), 0);
+	return t;
+}
+
+static void
+test_new(void **state)
+{
+	char	 id[ULID_LEN + 1], name[64];
+	json_t	*doc;
+	time_t	 now = time(NULL);
+
+	(void)state;
+	doc = fresh(id, 0);
+	assert_int_equal(json_integer_value(json_object_get(doc, "version")),
+	    MSGDOC_VERSION);
+	assert_string_equal(msgdoc_id(doc), id);
+	assert_string_equal(msgdoc_channel(doc), "sms");
+	assert_string_equal(msgdoc_client(doc), "acme");
+	assert_string_equal(msgdoc_recipient(doc), "+4915112345678");
+	assert_int_equal(msgdoc_attempts(doc), 0);
+	assert_true(json_is_null(json_object_get(doc, "lastError")));
+	assert_true(json_is_null(json_object_get(doc, "providerReply")));
+	assert_null(json_object_get(doc, "sendAt"));
+	assert_true(msgdoc_due(doc) >= now - 1 && msgdoc_due(doc) <= now + 1);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_int_equal(msgdoc_check(doc, "new", name, NULL, 0), 0);
+	json_decref(doc);
+	/* Scheduled: sendAt, and max-age counts from it. */
+	doc = fresh(id, now + 3600);
+	assert_int_equal(field_time(doc, "sendAt"), now + 3600);
+	assert_int_equal(msgdoc_due(doc), now + 3600);
+	assert_int_equal(msgdoc_age_from(doc), now + 3600);
+	json_decref(doc);
+	assert_null(msgdoc_new(id, "sms", "acme", 0, NULL));
+}
+
+static void
+test_check(void **state)
+{
+	char	 id[ULID_LEN + 1], other[ULID_LEN + 1], name[64], err[256];
+	json_t	*doc;
+
+	(void)state;
+	doc = fresh(id, 0);
+	assert_int_equal(ulid_new(other), 0);
+	snprintf(name, sizeof(name), "%s.json", other);
+	assert_int_equal(msgdoc_check(doc, "new", name, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "its id is not its file name"));
+	/* The name may be the id, or the id and a suffix after a dot. */
+	assert_int_equal(msgdoc_check(doc, "new", id, NULL, 0), 0);
+	snprintf(name, sizeof(name), "%sX", id);
+	assert_int_equal(msgdoc_check(doc, "new", name, NULL, 0), -1);
+	json_object_set_new(doc, "id", json_string("/../../../pwned"));
+	assert_int_equal(msgdoc_check(doc, "new", "/../../../pwned", NULL, 0),
+	    -1);
+	json_object_set_new(doc, "id", json_string(id));
+	json_object_set_new(doc, "version", json_integer(2));
+	assert_int_equal(msgdoc_check(doc, "new", id, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "version"));
+	json_decref(doc);
+	assert_int_equal(msgdoc_check(json_null(), "new", id, NULL, 0), -1);
+}
+
+static void
+test_attempt(void **state)
+{
+	char	 id[ULID_LEN + 1];
+	json_t	*doc, *reply;
+	time_t	 now = 1795428000;
+
+	(void)state;
+	doc = fresh(id, 0);
+	reply = json_pack("{s:s}", "sid", "SM1");
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "HTTP 503", reply, now, now + 60,
+	    NULL);
+	assert_int_equal(msgdoc_attempts(doc), 1);
+	assert_string_equal(json_string_value(json_object_get(doc,
+	    "lastError")), "HTTP 503");
+	assert_int_equal(field_time(doc, "nextAttempt"), now + 60);
+	assert_int_equal(field_time(doc, "lastAttempt"), now);
+	assert_true(json_equal(json_object_get(doc, "providerReply"), reply));
+	msgdoc_attempt(doc, MSG_OK, NULL, reply, now + 60, 0, NULL);
+	assert_int_equal(msgdoc_attempts(doc), 2);
+	assert_true(json_is_null(json_object_get(doc, "lastError")));
+	assert_true(json_is_null(json_object_get(doc, "nextAttempt")));
+	assert_int_equal(field_time(doc, "sentAt"), now + 60);
+	msgdoc_attempt(doc, MSG_PERMFAIL, "HTTP 400", NULL, now + 61, 0,
+	    "older than max-age");
+	assert_true(json_is_null(json_object_get(doc, "providerReply")));
+	assert_string_equal(json_string_value(json_object_get(doc,
+	    "gaveUp")), "older than max-age");
+	json_decref(reply);
+	json_decref(doc);
+}
+
+static void
+test_retry_restarts_max_age(void **state)
+{
+	char	 id[ULID_LEN + 1];
+	json_t	*doc;
+	time_t	 later = time(NULL) + 7200;
+
+	(void)state;
+	doc = fresh(id, 0);
+	msgdoc_retry(doc, later);
+	assert_int_equal(msgdoc_age_from(doc), later);
+	assert_int_equal(msgdoc_due(doc), later);
+	json_decref(doc);
+}
+
+static void
+test_upload(void **state)
+{
+	char	 id[ULID_LEN + 1], other[ULID_LEN + 1];
+	json_t	*doc;
+	time_t	 now = time(NULL);
+
+	(void)state;
+	assert_int_equal(ulid_new(id), 0);
+	assert_int_equal(ulid_new(other), 0);
+	doc = msgdoc_upload_new(id, "acme", "a.pdf", "application/pdf", 3,
+	    now, "YWJj");
+	assert_non_null(doc);
+	assert_int_equal(msgdoc_upload_check(doc, id, now - 10), 0);
+	assert_int_equal(msgdoc_upload_check(doc, other, now - 10), -1);
+	/* Made before the cut: expired. */
+	assert_int_equal(msgdoc_upload_check(doc, id, now + 10), -1);
+	json_object_del(doc, "version");
+	assert_int_equal(msgdoc_upload_check(doc, id, now - 10), -1);
+	json_decref(doc);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_attempt),
+		cmocka_unit_test(test_retry_restarts_max_age),
+		cmocka_unit_test(test_upload),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
