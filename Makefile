@@ -54,14 +54,15 @@ CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
-SPOOLER_OBJS	 = $(O)spooler/provider.o $(O)spooler/provider_file.o \
+SPOOLER_OBJS	 = $(O)spooler/policy.o \
+		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
 		   $(O)spooler/provider_twilio.o \
 		   $(O)spooler/provider_whatsapp.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
-		   $(O)tests/unit/test_mimetype
+		   $(O)tests/unit/test_mimetype $(O)tests/unit/test_policy
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
@@ -132,6 +133,13 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 	    $(O)tests/unit/testutil.o $(LIBA) \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
+
+# The spooler's rules, tested on their own (no curl).
+$(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \
+    spooler/policy.h lib/msgspool.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
+	    $(O)spooler/policy.o $(CMOCKA_LIBS)
 
 # make check: every unit test, the man page and OpenAPI lints, then the
 # black-box suite under each web server (MSGSPOOL_SERVERS= to choose).

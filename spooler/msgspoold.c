@@ -31,12 +31,11 @@
 #include "channel.h"
 #include "config.h"
 #include "log.h"
+#include "policy.h"
 #include "provider.h"
 #include "spool.h"
 #include "valid.h"
 
-#define BACKOFF_FIRST	60	/* seconds; doubling ... */
-#define BACKOFF_MAX	3600	/* ... to an hour, +-20% jitter */
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
 #define RESCAN_EVERY	5	/* fallback scan of new/ without inotify */
@@ -252,21 +251,15 @@ load_config(struct daemon *d)
 	return 0;
 }
 
-/* Seconds to wait before attempt number attempts + 1. */
-static long
-backoff(long attempts)
+/* A random value for the jitter of a backoff. */
+static unsigned
+jitter(void)
 {
 	unsigned short	r = 0;
-	long		delay = BACKOFF_FIRST;
 
-	while (--attempts > 0 && delay < BACKOFF_MAX)
-		delay *= 2;
-	if (delay > BACKOFF_MAX)
-		delay = BACKOFF_MAX;
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (unsigned short)getpid();
-	/* Jitter keeps a burst of failures from retrying in lockstep. */
-	return delay * 8 / 10 + (long)(r % (unsigned)(delay * 4 / 10 + 1));
+	return r;
 }
 
 /*
@@ -276,19 +269,16 @@ backoff(long attempts)
 static enum spool_dir
 outcome(struct daemon *d, struct job *job)
 {
-	enum msg_status	 st = job->status;
-	const char	*gave_up = NULL;
+	enum msg_status	 st;
+	const char	*gave_up;
 	time_t		 now = time(NULL), next = 0;
 
-	if (st == MSG_TEMPFAIL && now - msgdoc_age_from(job->doc) >=
-	    d->max_age) {
-		st = MSG_PERMFAIL;
-		gave_up = "older than max-age";
-	}
+	st = policy_max_age(job->status, now, msgdoc_age_from(job->doc),
+	    d->max_age, &gave_up);
 	/* The provider's Retry-After, when it gave one, wins. */
 	if (st == MSG_TEMPFAIL)
 		next = now + (job->retry_after > 0 ? job->retry_after :
-		    backoff(msgdoc_attempts(job->doc) + 1));
+		    policy_backoff(msgdoc_attempts(job->doc) + 2, jitter()));
 	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
 	    gave_up);
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
@@ -544,8 +534,8 @@ reap(struct daemon *d)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE,
 		    &code);
 		if (curl_easy_getinfo(m->easy_handle, CURLINFO_RETRY_AFTER,
-		    &ra) == CURLE_OK && ra > 0)
-			job->retry_after = (long)(ra > 86400 ? 86400 : ra);
+		    &ra) == CURLE_OK)
+			job->retry_after = policy_retry_after((long long)ra);
 		curl_multi_remove_handle(d->multi, m->easy_handle);
 		job->route->provider->finish(job->route->state, job,
 		    m->data.result, code);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy.h"
 #include "provider.h"
 
 static const struct provider *const providers[] = {
@@ -88,10 +89,9 @@ provider_http_outcome(struct job *job, CURLcode rc, long code,
 		    job->curlerr[0] ? job->curlerr : curl_easy_strerror(rc));
 		return;
 	}
-	if (code == 408 || code == 429 || code >= 500 || code < 200)
-		job->status = MSG_TEMPFAIL;
-	else
-		job->status = MSG_PERMFAIL;
+	/* Called for what did not succeed: a stray 2xx is no success. */
+	job->status = policy_http(code) == MSG_TEMPFAIL ? MSG_TEMPFAIL :
+	    MSG_PERMFAIL;
 	snprintf(job->err, sizeof(job->err), "HTTP %ld%s%s", code,
 	    what ? ": " : "", what ? what : "");
 }

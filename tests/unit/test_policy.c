@@ -1,0 +1,111 @@
+/*
+ * test_policy.c: the spooler's rules: which answers are retried, the
+ * backoff and its jitter, Retry-After, max-age.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <time.h>
+
+#include "policy.h"
+
+static void
+test_http_classes(void **state)
+{
+	static const long ok[] = { 200, 201, 202, 204, 299 };
+	static const long temp[] = { 0, 100, 199, 408, 429, 500, 502, 503,
+	    504, 599 };
+	static const long perm[] = { 300, 301, 400, 401, 403, 404, 405, 409,
+	    410, 413, 415, 422 };
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		assert_int_equal(policy_http(ok[i]), MSG_OK);
+	for (i = 0; i < sizeof(temp) / sizeof(temp[0]); i++)
+		assert_int_equal(policy_http(temp[i]), MSG_TEMPFAIL);
+	for (i = 0; i < sizeof(perm) / sizeof(perm[0]); i++)
+		assert_int_equal(policy_http(perm[i]), MSG_PERMFAIL);
+}
+
+/* Attempt n waits 60 s * 2^(n-2), capped at an hour, within +-20%. */
+static void
+test_backoff_bounds(void **state)
+{
+	long		attempt, base, d;
+	unsigned	rnd;
+
+	(void)state;
+	for (attempt = 2; attempt < 40; attempt++) {
+		base = 60L << (attempt - 2 < 10 ? attempt - 2 : 10);
+		if (base > 3600)
+			base = 3600;
+		for (rnd = 0; rnd < 70000; rnd += 997) {
+			d = policy_backoff(attempt, rnd);
+			assert_true(d >= base * 8 / 10);
+			assert_true(d <= base * 12 / 10);
+		}
+		/* The whole range is used: lowest and highest. */
+		assert_int_equal(policy_backoff(attempt, 0), base * 8 / 10);
+		assert_int_equal(policy_backoff(attempt,
+		    (unsigned)(base * 4 / 10)), base * 12 / 10);
+	}
+	/* The first retry waits about a minute; the cap is reached. */
+	assert_true(policy_backoff(2, 12345) >= 48 &&
+	    policy_backoff(2, 12345) <= 72);
+	assert_true(policy_backoff(1000, 1) >= 2880);
+}
+
+static void
+test_retry_after(void **state)
+{
+	(void)state;
+	assert_int_equal(policy_retry_after(0), 0);
+	assert_int_equal(policy_retry_after(-5), 0);
+	assert_int_equal(policy_retry_after(1), 1);
+	assert_int_equal(policy_retry_after(120), 120);
+	assert_int_equal(policy_retry_after(86400), 86400);
+	assert_int_equal(policy_retry_after(86401), 86400);
+	assert_int_equal(policy_retry_after(1LL << 40), 86400);
+}
+
+static void
+test_max_age(void **state)
+{
+	const char	*why;
+	time_t		 now = 1795428000;
+
+	(void)state;
+	assert_int_equal(policy_max_age(MSG_TEMPFAIL, now, now - 100, 3600,
+	    &why), MSG_TEMPFAIL);
+	assert_null(why);
+	assert_int_equal(policy_max_age(MSG_TEMPFAIL, now, now - 3600, 3600,
+	    &why), MSG_PERMFAIL);
+	assert_string_equal(why, "older than max-age");
+	/* Only a temporary failure can run out of time. */
+	assert_int_equal(policy_max_age(MSG_OK, now, now - 99999, 3600,
+	    &why), MSG_OK);
+	assert_null(why);
+	assert_int_equal(policy_max_age(MSG_PERMFAIL, now, now, 3600, &why),
+	    MSG_PERMFAIL);
+	assert_null(why);
+	/* Scheduled in the future: not yet counting. */
+	assert_int_equal(policy_max_age(MSG_TEMPFAIL, now, now + 500, 60,
+	    &why), MSG_TEMPFAIL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_classes),
+		cmocka_unit_test(test_backoff_bounds),
+		cmocka_unit_test(test_retry_after),
+		cmocka_unit_test(test_max_age),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
