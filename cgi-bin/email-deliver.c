@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "blob.h"
 #include "cgi.h"
 #include "mimetype.h"
@@ -123,6 +124,7 @@ struct email {
 	int			 stored;	/* shared goes to blobs/ */
 	struct mimetype		*magic;		/* opened on first use */
 	json_t			*notices;	/* request-level notices */
+	int			 oom;		/* out of memory: a 500 */
 };
 
 static void
@@ -302,8 +304,10 @@ load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
 }
 
 /*
- * Check the request against SPEC 2.5's rules and load what the recipients
- * share.  NULL when it is good, else the 400/413 problem.
+ * Check the request against the rules of the email routes
+ * (conf/openapi.yaml) and load what the recipients share.  NULL when it
+ * is good (or, with e->oom set, when memory ran out), else the 400/413
+ * problem.
  */
 static struct problem *
 prepare(struct ctx *ctx, struct email *e)
@@ -317,8 +321,10 @@ prepare(struct ctx *ctx, struct email *e)
 	int		 per_recipient = 0;
 
 	p = problem_new(400, "invalid-field", "the email request is not valid");
-	if (p == NULL)
+	if (p == NULL) {
+		e->oom = 1;
 		return NULL;
+	}
 	if (json_object_get(body, "payload") != NULL &&
 	    json_object_get(body, "recipients") != NULL) {
 		problem_add(p, "recipients", "use payload (POST /deliver) or "
@@ -455,12 +461,12 @@ attachments_json(const struct attachments *a, int stored)
 
 /*
  * Store the request-level attachments once for every recipient whose
- * message is about to be committed (ids[i] of those with slots[i] >= 0):
+ * message is about to be committed (ids[i] of those with a document):
  * before the commit, so no message names a blob that is not there.
  */
 static enum msg_status
 store_shared(struct ctx *ctx, const struct email *e,
-    char (*ids)[SPOOL_ID_LEN + 1], const ssize_t *slots, size_t total)
+    char (*ids)[SPOOL_ID_LEN + 1], const struct batch *b, size_t total)
 {
 	struct blob_data	*v;
 	const char		**names;
@@ -479,7 +485,7 @@ store_shared(struct ctx *ctx, const struct email *e,
 		v[i].len = e->shared.v[i].size;
 	}
 	for (i = 0; i < total; i++)
-		if (slots[i] >= 0)
+		if (batch_has_doc(b, i))
 			names[n++] = ids[i];
 	st = blob_store(ctx->spool, v, e->shared.n, names, n);
 	free(v);
@@ -487,21 +493,19 @@ store_shared(struct ctx *ctx, const struct email *e,
 	return st;
 }
 
-#define TRY_AGAIN	"the spool cannot take messages now; retry this recipient"
-
 /*
- * Render one recipient's message into the batch (*slot its index).  NULL
- * on success (id filled), else why this recipient failed (in err).
+ * Render one recipient's message into *doc.  NULL on success (id
+ * filled), else why this recipient failed (in err).
  */
 static const char *
 prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
-    struct spool_batch *b, ssize_t *slot, char *err, size_t errlen)
+    json_t **doc, char *err, size_t errlen)
 {
 	struct attachments	 own = { NULL, 0 };
 	const struct attachments *atts = &e->shared;
 	struct problem		*p;
 	const json_t		*fields, *to;
-	json_t			*msg, *doc;
+	json_t			*msg;
 	char			 missing[512], hmissing[256];
 	char			 list[520], word[260], *tok, *save;
 	char			*subject, *html, *text;
@@ -573,11 +577,10 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	attachments_free(&own);
 	if (msg == NULL || ulid_new(id) == -1) {
 		json_decref(msg);
-		return TRY_AGAIN;
+		return BATCH_TRY_AGAIN;
 	}
-	doc = msgdoc_new(id, "email", ctx->client->id, 0, msg);
-	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
-		return TRY_AGAIN;
+	if ((*doc = msgdoc_new(id, "email", ctx->client->id, 0, msg)) == NULL)
+		return BATCH_TRY_AGAIN;
 	return NULL;
 }
 
@@ -585,38 +588,34 @@ static struct response *
 email_deliver(struct ctx *ctx)
 {
 	struct email		 e;
-	struct spool_batch	 b = { NULL, 0, 0 };
+	struct batch		 b;
 	struct problem		*p;
-	json_t			*results, *item, *res, *out = NULL, *to;
+	json_t			*item, *res, *out = NULL, *to, *doc;
 	const char		*why;
 	char			 id[SPOOL_ID_LEN + 1], err[512];
 	char			(*ids)[SPOOL_ID_LEN + 1] = NULL;
 	struct response		*r = NULL;
 	enum msg_status		 st;
-	ssize_t			*slots = NULL;
-	size_t			 i, queued = 0, total;
+	size_t			 i, total;
 	int			 fail = 0;
 
 	memset(&e, 0, sizeof(e));
-	if ((e.notices = json_array()) == NULL ||
-	    (results = json_array()) == NULL) {
+	if ((e.notices = json_array()) == NULL)
+		return NULL;
+	if (batch_init(&b, 1, "messageId") == -1) {
 		json_decref(e.notices);
 		return NULL;
 	}
-	if ((p = prepare(ctx, &e)) != NULL) {
-		json_decref(results);
+	if ((p = prepare(ctx, &e)) != NULL || e.oom)
 		goto done;
-	}
 	total = json_array_size(json_object_get(ctx->body, e.list));
-	if ((slots = calloc(total, sizeof(*slots))) == NULL ||
-	    (ids = calloc(total, sizeof(*ids))) == NULL) {
-		json_decref(results);
+	if ((ids = calloc(total ? total : 1, sizeof(*ids))) == NULL) {
+		e.oom = 1;
 		goto done;
 	}
 	json_array_foreach(json_object_get(ctx->body, e.list), i, item) {
-		slots[i] = -1;
-		why = prepare_one(ctx, &e, item, id, &b, &slots[i], err,
-		    sizeof(err));
+		doc = NULL;
+		why = prepare_one(ctx, &e, item, id, &doc, err, sizeof(err));
 		if (why == NULL)
 			memcpy(ids[i], id, sizeof(ids[i]));
 		to = json_object_get(item, e.addr);
@@ -629,32 +628,32 @@ email_deliver(struct ctx *ctx)
 			    json_object_get(item, "fields")) ? json_incref(
 			    json_object_get(item, "fields")) : json_object());
 		}
-		json_array_append_new(results, res);
+		if (batch_add(&b, res, doc, SPOOL_NEW) == -1) {
+			e.oom = 1;
+			goto done;
+		}
 	}
-	if (e.stored && (st = store_shared(ctx, &e, ids, slots, total)) !=
+	if (e.stored && (st = store_shared(ctx, &e, ids, &b, total)) !=
 	    MSG_OK) {
 		fail = st == MSG_TEMPFAIL ? 503 : 500;
-		json_decref(results);
 		r = response_error(fail, "the spool cannot take messages now");
 		goto done;
 	}
 	/* One durable commit for every recipient. */
-	queued = cgi_batch_commit(ctx->spool, &b, results, slots, "messageId",
-	    &fail);
+	fail = batch_commit(&b, ctx->spool);
 	/* The blobs of a message the spool did not take go with it. */
 	for (i = 0; e.stored && i < total; i++)
-		if (slots[i] >= 0 && spool_batch_status(&b, (size_t)slots[i]) !=
-		    MSG_OK)
+		if (batch_has_doc(&b, i) && !batch_queued(&b, i))
 			blob_remove(ctx->spool, ids[i]);
 	if (fail != 0) {
-		json_decref(results);
 		r = response_error(fail, "the spool cannot take messages now");
 		goto done;
 	}
 	out = json_pack("{s:s, s:o, s:o}", "overallStatus",
-	    queued == total ? "success" : queued == 0 ? "failed" : "partial",
-	    "errors", json_array_size(e.notices) ? json_incref(e.notices) :
-	    json_null(), "recipients", results);
+	    b.queued == total ? "success" : b.queued == 0 ? "failed" :
+	    "partial", "errors", json_array_size(e.notices) ?
+	    json_incref(e.notices) : json_null(), "recipients",
+	    json_incref(batch_replies(&b)));
 	if (out != NULL && e.v1) {
 		json_object_set(out, "subject", json_object_get(ctx->body,
 		    "subject") ? json_object_get(ctx->body, "subject") :
@@ -666,8 +665,7 @@ email_deliver(struct ctx *ctx)
 		    json_null());
 	}
 done:
-	spool_batch_free(&b);
-	free(slots);
+	batch_free(&b);
 	free(ids);
 	attachments_free(&e.shared);
 	mimetype_free(e.magic);
@@ -677,7 +675,8 @@ done:
 		return problem_response(p);
 	if (fail != 0)
 		return r;
-	return response_json(200, out);
+	/* Out of memory: NULL, which the pipeline answers 500. */
+	return e.oom ? NULL : response_json(200, out);
 }
 
 static const struct endpoint endpoint = {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cgi.h"
 #include "channel.h"
 #include "problem.h"
@@ -93,18 +94,16 @@ template(struct ctx *ctx, struct cache *c, const char *id, char *err,
 	return t;
 }
 
-#define TRY_AGAIN	"the spool cannot take messages now; retry this entry"
-
 /*
- * Build one entry's document into the batch (*slot its index); NULL on
- * success, else why it failed (in err).
+ * Build one entry's document into *doc; NULL on success (id filled),
+ * else why it failed (in err).
  */
 static const char *
 prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
-    struct spool_batch *b, ssize_t *slot, char *err, size_t errlen)
+    json_t **doc, char *err, size_t errlen)
 {
 	const struct tmpl	*t;
-	json_t			*errors, *params, *msg, *doc;
+	json_t			*errors, *params, *msg;
 	char			 section[32], missing[256], *line, *body;
 	json_int_t		 type;
 	size_t			 blen;
@@ -151,7 +150,7 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 		body[--blen] = '\0';
 	if (ulid_new(id) == -1) {
 		free(body);
-		return TRY_AGAIN;
+		return BATCH_TRY_AGAIN;
 	}
 	msg = json_pack("{s:O, s:I, s:s, s:s?, s:s?, s:s?, s:o, s:s%}",
 	    "to", json_object_get(entry, "recipient"), "channelType", type,
@@ -160,24 +159,22 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 	    "parameters", params ? json_incref(params) : json_array(),
 	    "body", body, blen);
 	free(body);
-	doc = msgdoc_new(id, "ott", ctx->client->id, 0, msg);
-	if ((*slot = spool_batch_add(b, doc, SPOOL_NEW)) == -1)
-		return TRY_AGAIN;
+	if ((*doc = msgdoc_new(id, "ott", ctx->client->id, 0, msg)) == NULL)
+		return BATCH_TRY_AGAIN;
 	return NULL;
 }
 
 static struct response *
 ott_deliver(struct ctx *ctx)
 {
-	struct cache		 cache = { NULL, NULL, 0 };
-	struct spool_batch	 b = { NULL, 0, 0 };
-	struct problem		*p;
-	json_t			*entry, *out, *recipient, *res;
-	const char		*why;
-	char			 id[SPOOL_ID_LEN + 1], err[512];
-	ssize_t			*slots;
-	size_t			 i, n;
-	int			 fail;
+	struct cache	 cache = { NULL, NULL, 0 };
+	struct batch	 b;
+	struct problem	*p;
+	json_t		*entry, *list, *recipient, *res, *doc;
+	const char	*why;
+	char		 id[SPOOL_ID_LEN + 1], err[512];
+	size_t		 i;
+	int		 fail;
 
 	if ((p = problem_new(400, "invalid-field",
 	    "the request is not valid")) == NULL)
@@ -187,18 +184,15 @@ ott_deliver(struct ctx *ctx)
 	    p->errors) > 0)
 		return problem_response(p);
 	problem_free(p);
-	n = json_array_size(json_object_get(ctx->body, "payload"));
-	if ((out = json_array()) == NULL ||
-	    (slots = calloc(n, sizeof(*slots))) == NULL) {
-		json_decref(out);
+	list = json_object_get(ctx->body, "payload");
+	if (batch_init(&b, json_array_size(list), "messageId") == -1)
 		return NULL;
-	}
-	json_array_foreach(json_object_get(ctx->body, "payload"), i, entry) {
+	json_array_foreach(list, i, entry) {
 		recipient = json_object_get(entry, "recipient");
 		if (!json_is_string(recipient))
 			recipient = json_null();
-		slots[i] = -1;
-		why = prepare_one(ctx, &cache, entry, id, &b, &slots[i], err,
+		doc = NULL;
+		why = prepare_one(ctx, &cache, entry, id, &doc, err,
 		    sizeof(err));
 		if (why == NULL)
 			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient",
@@ -208,24 +202,21 @@ ott_deliver(struct ctx *ctx)
 			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
 			    recipient, "messageId", "status", "error",
 			    "error", why);
-		if (res == NULL || json_array_append_new(out, res) == -1) {
-			json_decref(out);
+		if (batch_add(&b, res, doc, SPOOL_NEW) == -1) {
 			cache_free(&cache);
-			spool_batch_free(&b);
-			free(slots);
+			batch_free(&b);
 			return NULL;
 		}
 	}
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
-	cgi_batch_commit(ctx->spool, &b, out, slots, "messageId", &fail);
-	spool_batch_free(&b);
-	free(slots);
-	if (fail != 0) {
-		json_decref(out);
+	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
+		batch_free(&b);
 		return response_error(fail, "the spool cannot take messages now");
 	}
-	return response_json(200, out);
+	list = json_incref(batch_replies(&b));
+	batch_free(&b);
+	return response_json(200, list);
 }
 
 static const struct endpoint endpoint = {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cgi.h"
 #include "problem.h"
 #include "sms.h"
@@ -16,36 +17,28 @@ static const struct field batch_fields[] = {
 	FIELD_END
 };
 
-#define TRY_AGAIN	"the spool cannot take messages now; retry this entry"
-
-/*
- * The result entry for one input entry, its document added to the batch
- * (*slot its index) when it is good.
- */
-static json_t *
-prepare_one(struct ctx *ctx, const json_t *entry, struct spool_batch *b,
-    ssize_t *slot)
+/* Add one input entry to the batch: its reply, and its document when good. */
+static int
+add_one(struct ctx *ctx, const json_t *entry, struct batch *b)
 {
 	struct sms_queued	 q;
 	enum spool_dir		 dest;
 	json_t			*errors, *recipient, *doc, *res;
-	char			*why, at[32];
+	char			*why, at[RFC3339_LEN];
 
-	*slot = -1;
 	recipient = json_object_get(entry, "recipient");
 	if (!json_is_string(recipient))
 		recipient = json_null();
 	if ((errors = json_object()) == NULL)
-		return NULL;
+		return -1;
 	doc = sms_build(ctx->client->id, entry, "", errors, &q, &dest);
 	if (doc == NULL) {
 		why = json_object_size(errors) ? problem_errors_line(errors) :
 		    NULL;
 		res = json_pack("{s:O, s:n, s:s, s:s}", "recipient", recipient,
-		    "smsId", "status", "error", "error", why ? why : TRY_AGAIN);
+		    "smsId", "status", "error", "error", why ? why :
+		    BATCH_TRY_AGAIN);
 		free(why);
-	} else if ((*slot = spool_batch_add(b, doc, dest)) == -1) {
-		res = NULL;
 	} else if (q.scheduled) {
 		rfc3339_format(q.send_at, at, sizeof(at));
 		res = json_pack("{s:O, s:s, s:s, s:n, s:s}", "recipient",
@@ -55,18 +48,17 @@ prepare_one(struct ctx *ctx, const json_t *entry, struct spool_batch *b,
 		res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", recipient,
 		    "smsId", q.id, "status", "Queued", "error");
 	json_decref(errors);
-	return res;
+	return batch_add(b, res, doc, dest);
 }
 
 static struct response *
 sms_batch(struct ctx *ctx)
 {
-	struct spool_batch	 b = { NULL, 0, 0 };
-	struct problem		*p;
-	json_t			*entry, *out, *res;
-	ssize_t			*slots;
-	size_t			 i, n;
-	int			 fail;
+	struct batch	 b;
+	struct problem	*p;
+	json_t		*entry, *list;
+	size_t		 i;
+	int		 fail;
 
 	p = problem_new(400, "invalid-field", "the batch is not valid");
 	if (p == NULL)
@@ -76,30 +68,23 @@ sms_batch(struct ctx *ctx)
 	    p->errors) > 0)
 		return problem_response(p);
 	problem_free(p);
-	n = json_array_size(json_object_get(ctx->body, "messages"));
-	if ((out = json_array()) == NULL ||
-	    (slots = calloc(n, sizeof(*slots))) == NULL) {
-		json_decref(out);
+	list = json_object_get(ctx->body, "messages");
+	if (batch_init(&b, json_array_size(list), "smsId") == -1)
 		return NULL;
-	}
-	json_array_foreach(json_object_get(ctx->body, "messages"), i, entry) {
-		if ((res = prepare_one(ctx, entry, &b, &slots[i])) == NULL ||
-		    json_array_append_new(out, res) == -1) {
-			json_decref(out);
-			spool_batch_free(&b);
-			free(slots);
+	json_array_foreach(list, i, entry) {
+		if (add_one(ctx, entry, &b) == -1) {
+			batch_free(&b);
 			return NULL;
 		}
 	}
 	/* One durable commit for the whole batch. */
-	cgi_batch_commit(ctx->spool, &b, out, slots, "smsId", &fail);
-	spool_batch_free(&b);
-	free(slots);
-	if (fail != 0) {
-		json_decref(out);
+	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
+		batch_free(&b);
 		return response_error(fail, "the spool cannot take messages now");
 	}
-	return response_json(200, out);
+	list = json_incref(batch_replies(&b));
+	batch_free(&b);
+	return response_json(200, list);
 }
 
 static const struct endpoint endpoint = {

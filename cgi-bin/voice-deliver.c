@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cgi.h"
 #include "problem.h"
 #include "spool.h"
@@ -109,42 +110,36 @@ check_recipient(const json_t *recipients, size_t i)
 static struct response *
 campaign(struct ctx *ctx, json_t *base)
 {
-	struct spool_batch	 b = { NULL, 0, 0 };
-	int			 fail;
-	json_t			*recipients, *calls, *r, *res;
-	const char		*at, *why;
-	char			 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
-	char			 line[512], stamp[32];
-	time_t			 notbefore = 0;
-	size_t			 i, accepted;
-	ssize_t			*slots;
-	enum spool_dir		 dest;
+	struct batch	 b;
+	json_t		*recipients, *calls, *r, *res, *doc;
+	const char	*at, *why;
+	char		 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
+	char		 line[512], stamp[RFC3339_LEN];
+	time_t		 notbefore = 0;
+	size_t		 i;
+	enum spool_dir	 dest;
+	int		 fail;
 
 	if ((at = json_string_value(json_object_get(ctx->body, "sendAt"))))
 		rfc3339_parse(at, &notbefore);
-	if (ulid_new(cid) == -1 || (calls = json_array()) == NULL)
+	recipients = json_object_get(ctx->body, "recipients");
+	if (ulid_new(cid) == -1)
 		return response_error(503, "the spool cannot take messages now");
+	if (batch_init(&b, json_array_size(recipients), "callId") == -1)
+		return NULL;
 	json_object_set_new(base, "campaignId", json_string(cid));
 	json_object_set(base, "campaignName",
 	    json_object_get(ctx->body, "campaignName"));
-	recipients = json_object_get(ctx->body, "recipients");
 	dest = notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW;
-	if ((slots = calloc(json_array_size(recipients) + 1,
-	    sizeof(*slots))) == NULL) {
-		json_decref(calls);
-		return NULL;
-	}
 	json_array_foreach(recipients, i, r) {
-		slots[i] = -1;
-		why = check_recipient(recipients, i);
-		if (why != NULL) {
+		doc = NULL;
+		if ((why = check_recipient(recipients, i)) != NULL)
 			snprintf(line, sizeof(line), "recipients[%zu]: %s", i,
 			    why);
-		} else if ((slots[i] = spool_batch_add(&b, call_doc(ctx, base,
-		    json_string_value(r), notbefore, id), dest)) == -1) {
+		else if ((doc = call_doc(ctx, base, json_string_value(r),
+		    notbefore, id)) == NULL) {
 			why = line;
-			snprintf(line, sizeof(line), "the spool cannot take "
-			    "messages now; retry this recipient");
+			snprintf(line, sizeof(line), "%s", BATCH_TRY_AGAIN);
 		}
 		if (why == NULL)
 			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", r,
@@ -153,21 +148,22 @@ campaign(struct ctx *ctx, json_t *base)
 			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
 			    json_is_string(r) ? r : json_null(), "callId",
 			    "status", "error", "error", line);
-		json_array_append_new(calls, res);
+		if (batch_add(&b, res, doc, dest) == -1) {
+			batch_free(&b);
+			return NULL;
+		}
 	}
 	/* One durable commit for the whole campaign. */
-	accepted = cgi_batch_commit(ctx->spool, &b, calls, slots, "callId",
-	    &fail);
-	spool_batch_free(&b);
-	free(slots);
-	if (fail != 0) {
-		json_decref(calls);
+	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
+		batch_free(&b);
 		return response_error(fail, "the spool cannot take calls now");
 	}
+	calls = json_incref(batch_replies(&b));
 	res = json_pack("{s:s, s:s, s:O, s:I, s:I, s:o}", "campaignId", cid,
 	    "status", "queued", "campaignName", json_object_get(ctx->body,
-	    "campaignName"), "accepted", (json_int_t)accepted, "rejected",
-	    (json_int_t)(json_array_size(calls) - accepted), "calls", calls);
+	    "campaignName"), "accepted", (json_int_t)b.queued, "rejected",
+	    (json_int_t)(json_array_size(calls) - b.queued), "calls", calls);
+	batch_free(&b);
 	if (res != NULL && notbefore > time(NULL)) {
 		rfc3339_format(notbefore, stamp, sizeof(stamp));
 		json_object_set_new(res, "sendAt", json_string(stamp));

@@ -324,36 +324,3 @@ cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 	response_free(r);
 	return rc == 0 ? 0 : 1;
 }
-
-size_t
-cgi_batch_commit(struct spool *s, struct spool_batch *b, json_t *results,
-    const ssize_t *slots, const char *idkey, int *fail)
-{
-	json_t		*res;
-	enum msg_status	 st;
-	size_t		 i, queued = 0, temp = 0, perm = 0;
-
-	*fail = 0;
-	spool_batch_commit(s, b);
-	for (i = 0; i < json_array_size(results); i++) {
-		if (slots[i] < 0)
-			continue;
-		if ((st = spool_batch_status(b, (size_t)slots[i])) == MSG_OK) {
-			queued++;
-			continue;
-		}
-		if (st == MSG_TEMPFAIL)
-			temp++;
-		else
-			perm++;
-		res = json_array_get(results, i);
-		json_object_set_new(res, idkey, json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string("the spool cannot "
-		    "take messages now; retry this entry"));
-		json_object_del(res, "sendAt");
-	}
-	if (queued == 0 && (temp > 0 || perm > 0))
-		*fail = temp > 0 ? 503 : 500;
-	return queued;
-}

@@ -92,24 +92,6 @@ void		 cgi_request_drain(struct request *, int fd, size_t max);
 /* Whether a Content-Type is application/json, parameters allowed. */
 int		 cgi_is_json(const char *content_type);
 
-struct spool_batch;
-
-struct spool;
-
-/*
- * Commit the batch durably (spool_batch_commit), then settle the replies:
- * results[i] is the reply entry of batch item slots[i] (-1: none, it
- * failed before).  Each entry whose file could not be committed gets
- * idkey ("smsId") null, status "error" and an error saying to retry it.
- * Returns how many entries are queued.  *fail is 0, or, when the spool
- * took none of the entries it was given, the status of the whole reply:
- * 503 when it cannot take them now, 500 otherwise (a failure of the
- * server is never a 200 with nothing queued).
- */
-size_t		 cgi_batch_commit(struct spool *, struct spool_batch *,
-		    json_t *results, const ssize_t *slots, const char *idkey,
-		    int *fail);
-
 /*
  * Run one request of an endpoint: check the method (405), the key (401,
  * 403), CONTENT_LENGTH (411, 413), Content-Type (415), read and parse the

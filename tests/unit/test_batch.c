@@ -1,0 +1,214 @@
+/*
+ * test_batch.c: the batch runner: replies in order, one commit, entries
+ * the spool did not take turned into errors, and the status of a batch
+ * the spool took nothing of.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "batch.h"
+#include "spool.h"
+#include "testutil.h"
+
+struct fixture {
+	char		 dir[TU_DIR_SIZE];
+	struct spool	*sp;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*f;
+	char		 err[256];
+
+	if ((f = tu_fixture_new(sizeof(*f), "batch")) == NULL)
+		return -1;
+	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
+		tu_fixture_free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	spool_free(f->sp);
+	tu_fixture_free(f);
+	return 0;
+}
+
+/* Add a good entry (a document for dest) or a bad one (doc NULL). */
+static void
+add(struct batch *b, int good, enum spool_dir dest, char *id)
+{
+	json_t	*doc = NULL, *res;
+
+	if (good) {
+		assert_int_equal(ulid_new(id), 0);
+		doc = msgdoc_new(id, "sms", "acme", 0, json_pack("{s:s, s:s}",
+		    "to", "+4915112345678", "body", "hi"));
+		res = json_pack("{s:s, s:s, s:n, s:s}", "smsId", id, "status",
+		    "Queued", "error", "sendAt", "x");
+	} else
+		res = json_pack("{s:n, s:s, s:s}", "smsId", "status", "error",
+		    "error", "recipient: must be ...");
+	assert_int_equal(batch_add(b, res, doc, dest), 0);
+}
+
+static int
+exists(const struct fixture *f, const char *state, const char *id)
+{
+	char		path[512];
+	struct stat	st;
+
+	snprintf(path, sizeof(path), "%s/%s/%s.json", f->dir, state, id);
+	return stat(path, &st) == 0;
+}
+
+static void
+test_commit_in_order(void **state)
+{
+	struct fixture	*f = *state;
+	struct batch	 b;
+	char		 a[ULID_LEN + 1], c[ULID_LEN + 1], x[ULID_LEN + 1];
+	json_t		*r;
+
+	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	add(&b, 1, SPOOL_NEW, a);
+	add(&b, 0, SPOOL_NEW, x);
+	add(&b, 1, SPOOL_DEFERRED, c);	/* grows past the first guess */
+	assert_true(batch_has_doc(&b, 0));
+	assert_false(batch_has_doc(&b, 1));
+	assert_false(batch_has_doc(&b, 7));
+	assert_int_equal(batch_commit(&b, f->sp), 0);
+	assert_int_equal(b.queued, 2);
+	assert_true(batch_queued(&b, 0));
+	assert_false(batch_queued(&b, 1));
+	assert_true(batch_queued(&b, 2));
+	assert_true(exists(f, "new", a));
+	assert_true(exists(f, "deferred", c));
+	r = batch_replies(&b);
+	assert_int_equal(json_array_size(r), 3);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(r, 0), "smsId")), a);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(r, 1), "status")), "error");
+	batch_free(&b);
+	batch_free(&b);		/* twice is harmless */
+}
+
+/*
+ * The spool takes none for now (here: no file descriptor left, as a
+ * full disk would refuse them): 503, and every good entry says to retry.
+ */
+static void
+test_spool_takes_none_now(void **state)
+{
+	struct fixture	*f = *state;
+	struct batch	 b;
+	struct rlimit	 old, low;
+	char		 a[ULID_LEN + 1], x[ULID_LEN + 1];
+	json_t		*res;
+	int		 fd, st;
+
+	/* A first batch opens the spool's directories. */
+	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	add(&b, 1, SPOOL_NEW, a);
+	assert_int_equal(batch_commit(&b, f->sp), 0);
+	batch_free(&b);
+	assert_int_equal(batch_init(&b, 2, "smsId"), 0);
+	add(&b, 1, SPOOL_NEW, a);
+	add(&b, 0, SPOOL_NEW, x);
+	assert_true((fd = dup(0)) >= 0);
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)fd;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	st = batch_commit(&b, f->sp);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(st, 503);
+	assert_int_equal(b.queued, 0);
+	assert_false(exists(f, "new", a));
+	res = json_array_get(batch_replies(&b), 0);
+	assert_true(json_is_null(json_object_get(res, "smsId")));
+	assert_string_equal(json_string_value(json_object_get(res, "error")),
+	    BATCH_TRY_AGAIN);
+	assert_null(json_object_get(res, "sendAt"));
+	batch_free(&b);
+}
+
+/* A spool broken for good (a state directory gone): 500. */
+static void
+test_spool_broken(void **state)
+{
+	struct fixture	*f = *state;
+	struct batch	 b;
+	char		 path[512], a[ULID_LEN + 1];
+
+	snprintf(path, sizeof(path), "%s/new", f->dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	add(&b, 1, SPOOL_NEW, a);
+	assert_int_equal(batch_commit(&b, f->sp), 500);
+	assert_int_equal(b.queued, 0);
+	batch_free(&b);
+}
+
+/* Nothing good to queue is not a failure of the spool: a 200. */
+static void
+test_all_bad_is_not_a_failure(void **state)
+{
+	struct fixture	*f = *state;
+	struct batch	 b;
+	char		 x[ULID_LEN + 1];
+
+	assert_int_equal(batch_init(&b, 2, "smsId"), 0);
+	add(&b, 0, SPOOL_NEW, x);
+	add(&b, 0, SPOOL_NEW, x);
+	assert_int_equal(batch_commit(&b, f->sp), 0);
+	assert_int_equal(b.queued, 0);
+	batch_free(&b);
+}
+
+static void
+test_add_null_reply(void **state)
+{
+	struct batch	b;
+
+	(void)state;
+	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	assert_int_equal(batch_add(&b, NULL, json_object(), SPOOL_NEW), -1);
+	assert_int_equal(json_array_size(batch_replies(&b)), 0);
+	batch_free(&b);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_commit_in_order),
+		T(test_spool_takes_none_now),
+		T(test_spool_broken),
+		T(test_all_bad_is_not_a_failure),
+		T(test_add_null_reply),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
