@@ -1,6 +1,6 @@
 /*
  * attachments: POST /email/v1/attachments, the deprecated upload
- * (CONTRACT section 5).  {"attachmentName","content"} -> 201
+ * (conf/openapi.yaml).  {"attachmentName","content"} -> 201
  * {"attachmentId","attachmentName","contentType","size"} with
  * "Deprecation: true" and a Link to the inline way.  The upload belongs
  * to the calling client and expires after 7 days.

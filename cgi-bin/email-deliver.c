@@ -1,17 +1,17 @@
 /*
- * email-deliver: POST /deliver (SPEC 2.5) and POST /email/v1/deliver
- * (SPEC 2.6), one program and one behaviour (CONTRACT section 5).  The
- * shape is told by the body: "payload" items with "recipient" (2.5) or
- * "recipients" items with "to" (2.6); the reply follows SPEC 2.7, and for
- * the 2.6 shape repeats the request.
+ * email-deliver: POST /deliver and POST /email/v1/deliver, one program
+ * and one behaviour (conf/openapi.yaml).  The shape is told by the body:
+ * "payload" items with "recipient" (EmailDeliverRequest) or "recipients"
+ * items with "to" (EmailRequest); the reply is EmailDeliverResponse, and
+ * for the second shape repeats the request.
  *
- * Request-level problems (rules of SPEC 2.5, an unknown template, a bad
+ * Request-level problems (its rules, an unknown template, a bad
  * sender or attachment) are a 400 and nothing is queued; a recipient with
  * a bad address or a missing merge field fails alone.  Addresses are
  * those mime.h can send: ASCII, one each.  Each queued file holds the
  * rendered message: subject, HTML, its text alternative, and the
  * attachments with their detected types.  Attachments given once for
- * several recipients are stored once (CONTRACT 7, blob.h): written and
+ * several recipients are stored once (msgspool-spool(5), blob.h): written and
  * linked under every message id before the messages are committed, the
  * messages naming them by index instead of carrying them.
  */
@@ -58,14 +58,14 @@ static const struct field attachment_fields[] = {
 	{ "attachments", FIELD_ARRAY, FIELD_NULLABLE, 0, 100, NULL,	\
 	    attachment_fields, FIELD_OBJECT }
 
-static const struct field payload_fields[] = {		/* SPEC 2.5 */
+static const struct field payload_fields[] = {		/* EmailDeliverRequest */
 	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
 	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
 	ATTACHMENTS_FIELD,
 	FIELD_END
 };
 
-static const struct field recipient_fields[] = {	/* SPEC 2.6 */
+static const struct field recipient_fields[] = {	/* EmailRequest */
 	{ "to", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
 	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
 	ATTACHMENTS_FIELD,
@@ -112,7 +112,7 @@ struct attachments {
 
 /* One request, checked: what every recipient's message is made from. */
 struct email {
-	int			 v1;	/* the SPEC 2.6 shape */
+	int			 v1;	/* the EmailRequest shape */
 	const char		*list;	/* "payload" or "recipients" */
 	const char		*addr;	/* "recipient" or "to" */
 	const char		*from;

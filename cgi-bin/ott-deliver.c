@@ -1,6 +1,6 @@
 /*
- * ott-deliver: POST /ott/v1/deliver, {"payload":[OTT message…]} (SPEC
- * 2.2, 2.3, 4.3; CONTRACT section 5).  200 with one result per entry in
+ * ott-deliver: POST /ott/v1/deliver, {"payload":[OTT message…]}
+ * (conf/openapi.yaml).  200 with one result per entry in
  * input order; an entry with a bad template, an unrouted channelType or
  * malformed data fails alone.
  */

@@ -1,5 +1,5 @@
 /*
- * ping: GET /ping, the health check (SPEC 4.1).  No key, no config.
+ * ping: GET /ping, the health check (conf/openapi.yaml).  No key, no config.
  */
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 /*
- * sms-batch: POST /sms/v1/deliver/batch, {"messages":[SMS…]} (CONTRACT
- * section 5).  200 with one result per entry, in input order; the good
+ * sms-batch: POST /sms/v1/deliver/batch, {"messages":[SMS…]}
+ * (conf/openapi.yaml).  200 with one result per entry, in input order; the good
  * entries are queued, the bad ones say why.
  */
 #include <stdlib.h>

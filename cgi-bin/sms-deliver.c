@@ -1,5 +1,5 @@
 /*
- * sms-deliver: POST /sms/v1/deliver, one SMS (SPEC 2.4, 4.4).
+ * sms-deliver: POST /sms/v1/deliver, one SMS (conf/openapi.yaml).
  * 202 Queued, or 200 Scheduled when sendAt is in the future.
  */
 #include <unistd.h>

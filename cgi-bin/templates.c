@@ -1,6 +1,7 @@
 /*
- * templates: GET /templates, the caller's email templates (SPEC 4.2,
- * CONTRACT section 6), sorted by createdDate.
+ * templates: GET /templates, the caller's email templates
+ * (conf/openapi.yaml; the directory in msgspool.conf(5)), sorted by
+ * createdDate.
  */
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 /*
- * voice-deliver: POST /voice/v1/deliver (CONTRACT section 5): a single
+ * voice-deliver: POST /voice/v1/deliver (conf/openapi.yaml): a single
  * call, {"recipient","message"|"audioUrl","callerId"?,"language"?}, or a
  * campaign, {"campaignName","recipients":[…],"message"|"audioUrl",
  * "callerId"?,"language"?,"sendAt"?}.  One spool file per call.

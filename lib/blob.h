@@ -1,5 +1,5 @@
 /*
- * blob.h: attachments stored once for many messages (CONTRACT section 7;
+ * blob.h: attachments stored once for many messages (msgspool.conf(5) limits;
  * the layout is in msgspool-spool(5)).
  *
  * SPOOL/blobs/ID.N holds the decoded bytes of attachment N of message

@@ -51,7 +51,7 @@ enum body_limit {
 	LIMIT_EMAIL	/* max-email-body */
 };
 
-/* One route of CONTRACT section 2, declared by its program. */
+/* One route (conf/openapi.yaml), declared by its program. */
 struct endpoint {
 	const char	*method;	/* the one allowed method */
 	int		 needs_key;

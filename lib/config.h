@@ -1,5 +1,5 @@
 /*
- * config.h: the msgspool.conf file (CONTRACT section 1).
+ * config.h: the msgspool.conf file (msgspool.conf(5)).
  *
  *	# comment
  *	spool = /var/spool/msgspool
@@ -19,7 +19,7 @@
 
 struct config;
 
-/* Limits of CONTRACT section 7, each settable at top level. */
+/* Limits (msgspool.conf(5)), each settable at top level. */
 struct limits {
 	size_t	body;		/* max-body: SMS, OTT, voice bodies */
 	size_t	body_email;	/* max-email-body: email and upload bodies */
@@ -93,7 +93,7 @@ int		 config_size(const struct config *, const char *section,
 int		 config_seconds(const struct config *, const char *section,
 		    const char *key, long def, long *out);
 
-/* Fill the limits, defaults from CONTRACT section 7. 0, or -1 (err). */
+/* Fill the limits, defaults of msgspool.conf(5). 0, or -1 (err). */
 int		 config_limits(const struct config *, struct limits *,
 		    char *err, size_t errlen);
 

@@ -1,5 +1,5 @@
 /*
- * keys.h: the keys file (CONTRACT section 3).
+ * keys.h: the keys file (msgspool.conf(5), KEYS FILE).
  *
  *	CLIENT_ID:SHA256_HEX_OF_KEY:SCOPES[:disabled]
  *

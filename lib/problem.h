@@ -1,5 +1,5 @@
 /*
- * problem.h: RFC 9457 problem details (CONTRACT section 4).
+ * problem.h: RFC 9457 problem details (conf/openapi.yaml, Problem).
  *
  *	{"type":"urn:msgspool:problem:invalid-field","title":"Bad Request",
  *	 "status":400,"detail":"the request has invalid fields",

@@ -1,6 +1,6 @@
 /*
  * sms.h: one SMS, as sms-deliver and each entry of sms-batch take it
- * (CONTRACT section 5): {"recipient", "messageBody", "sendAt"?}.
+ * (conf/openapi.yaml, Sms): {"recipient", "messageBody", "sendAt"?}.
  */
 #ifndef SMS_H
 #define SMS_H

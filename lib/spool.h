@@ -1,5 +1,5 @@
 /*
- * spool.h: the maildir-style spool (CONTRACT section 8).  Only spool.c
+ * spool.h: the maildir-style spool (msgspool-spool(5)).  Only spool.c
  * knows its paths; the CGI programs, the daemon and the CLI go through
  * these functions.
  *

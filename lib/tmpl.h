@@ -1,5 +1,5 @@
 /*
- * tmpl.h: the templates directory (CONTRACT section 6).
+ * tmpl.h: the templates directory (msgspool.conf(5), templates).
  *
  *	templates/CLIENT_ID/email/TEMPLATE_ID.tmpl
  *	templates/CLIENT_ID/ott/TEMPLATE_ID.tmpl
@@ -67,7 +67,7 @@ char		*tmpl_merge(const char *text, size_t len, const json_t *values,
 		    int html, size_t *outlen, char *missing, size_t missinglen);
 
 /*
- * The client's email templates as an array of SPEC 2.1 summaries sorted
+ * The client's email templates as an array of summaries (conf/openapi.yaml, Template) sorted
  * by createdDate (then id).  A client with no directory has none.
  * Unreadable or malformed files are skipped with a warning logged.
  * NULL only on an I/O error listing the directory.

@@ -1,6 +1,6 @@
 /*
  * msgspool: the operator's CLI over the spool and the keys file
- * (CONTRACT sections 1 and 3).  A table of verbs, like mailq and smtpctl.
+ * (msgspool(8)).  A table of verbs, like mailq and smtpctl.
  *
  *	msgspool [-c FILE] list | show ID | retry ID...|--failed |
  *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT

@@ -1,5 +1,5 @@
 /*
- * msgspoold: the spool daemon (CONTRACT sections 1, 8 and 9).
+ * msgspoold: the spool daemon (msgspoold(8), msgspool-spool(5)).
  *
  *	msgspoold [-c FILE] [--once]
  *

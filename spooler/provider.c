@@ -1,7 +1,7 @@
 /*
  * provider.c: the table of providers, routing by channel, and what the
- * HTTP providers share: easy handles and the outcome policy of CONTRACT
- * section 8.
+ * HTTP providers share: easy handles and the outcome policy of
+ * msgspoold(8) (policy.h).
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * test_blob.c: unit tests for lib/blob.c, the attachments stored once
- * for many messages (CONTRACT section 7, msgspool-spool(5)).
+ * for many messages (msgspool-spool(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * test_cgi.c: unit tests for lib/cgi.c (RFC 3875; CONTRACT sections 2-4).
+ * test_cgi.c: unit tests for lib/cgi.c (RFC 3875; conf/openapi.yaml).
  *
  * The cgi_run tests build a whole temporary installation (config, keys
  * file, spool, templates) and drive cgi_run with an environment array,
@@ -979,7 +979,7 @@ test_run_spool_unavailable(void **state)
 
 	post_good(f, f->conf_nospool, &ep_sms, "key-acme", &r);
 	assert_problem(&r, 503);
-	/* CONTRACT 4: a 503 carries Retry-After. */
+	/* A 503 carries Retry-After (conf/openapi.yaml). */
 	assert_non_null(header_value(&r, "Retry-After", buf, sizeof(buf)));
 	assert_true(atoi(buf) > 0);
 	result_free(&r);

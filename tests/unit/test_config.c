@@ -1,5 +1,5 @@
 /*
- * test_config.c: unit tests for lib/config.c (CONTRACT sections 1, 7).
+ * test_config.c: unit tests for lib/config.c (msgspool.conf(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * test_keys.c: unit tests for lib/keys.c (CONTRACT section 3).
+ * test_keys.c: unit tests for lib/keys.c (msgspool.conf(5), KEYS FILE).
  */
 #include <stdarg.h>
 #include <stddef.h>

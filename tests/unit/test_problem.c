@@ -1,5 +1,5 @@
 /*
- * test_problem.c: unit tests for lib/problem.c (CONTRACT section 4).
+ * test_problem.c: unit tests for lib/problem.c (conf/openapi.yaml, Problem).
  */
 #include <stdarg.h>
 #include <stddef.h>

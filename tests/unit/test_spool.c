@@ -1,5 +1,5 @@
 /*
- * test_spool.c: unit tests for lib/spool.c (CONTRACT section 8).
+ * test_spool.c: unit tests for lib/spool.c (msgspool-spool(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>

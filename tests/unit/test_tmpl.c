@@ -1,5 +1,5 @@
 /*
- * test_tmpl.c: unit tests for lib/tmpl.c (CONTRACT section 6).
+ * test_tmpl.c: unit tests for lib/tmpl.c (msgspool.conf(5), templates).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * test_valid.c: unit tests for lib/valid.c (STYLE habit 8, CONTRACT 5).
+ * test_valid.c: unit tests for lib/valid.c (the field rules of conf/openapi.yaml).
  */
 #include <stdarg.h>
 #include <stddef.h>
