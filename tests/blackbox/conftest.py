@@ -91,7 +91,8 @@ SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                    "runtime error:", "SUMMARY: UndefinedBehaviorSanitizer")
 
 HTTP_TIMEOUT = 15       # seconds for one request
-START_TIMEOUT = 10      # seconds for the web server to answer
+START_TIMEOUT = 30      # seconds for the web server to answer /ping
+START_TRIES = 5         # web server starts tried before giving up
 PROC_TIMEOUT = 60       # seconds for one run of the daemon or the CLI
 
 RECIPIENT = "+4915112345678"
@@ -327,10 +328,59 @@ class Instance:
 
 # ------------------------------------------------------------- server
 
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+def _reserve_port():
+    """(socket, port): a free 127.0.0.1 port, held until the web server
+    has it.  A port picked free and released at once can be taken by
+    anything before the server binds it (a client's connect, another
+    suite's bind(0)), and a server that then fails to bind it may leave
+    the port answered by someone else.  Held by a socket bound with
+    SO_REUSEADDR and not listening, the kernel gives it to no other
+    socket, while a server that sets SO_REUSEADDR itself (lighttpd,
+    nginx, Apache and busybox httpd all do) can still bind and listen
+    on it.  Close the socket once the server listens."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    except OSError:
+        s.close()
+        raise
+    return s, s.getsockname()[1]
+
+
+def _listening_sessions(port):
+    """The session ids of the processes listening on 127.0.0.1:port (or
+    any address), from /proc; None when /proc cannot tell."""
+    inodes = set()
+    try:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            try:
+                with open(table) as f:
+                    next(f)
+                    for line in f:
+                        fields = line.split()
+                        if fields[3] == "0A" and \
+                                int(fields[1].rsplit(":", 1)[1], 16) == port:
+                            inodes.add("socket:[%s]" % fields[9])
+            except FileNotFoundError:
+                continue
+        sessions = set()
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+                if not any(os.readlink(f"/proc/{pid}/fd/{fd}") in inodes
+                           for fd in fds):
+                    continue
+                with open(f"/proc/{pid}/stat") as f:
+                    # pid (comm) state ppid pgrp session ...
+                    sessions.add(int(f.read().rsplit(")", 1)[1].split()[3]))
+            except (OSError, ValueError, IndexError):
+                continue
+        return sessions
+    except OSError:
+        return None
 
 
 def _user_name():
@@ -480,23 +530,53 @@ class Server:
             pytest.fail(f"{self.kind}: {binary} is not installed "
                         "(make deps-test)")
         last = ""
-        for _ in range(3):                       # a port may be taken
-            port = _free_port()
-            getattr(self, "_launch_" + self.kind)(port)
-            self.proc = self.procs[-1]
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline and \
-                    all(p.poll() is None for p in self.procs):
-                try:
-                    socket.create_connection(("127.0.0.1", port),
-                                             timeout=0.5).close()
-                    self.port = port
-                    return
-                except OSError:
-                    time.sleep(0.05)
+        for _ in range(START_TRIES):
+            hold, port = _reserve_port()
+            try:
+                getattr(self, "_launch_" + self.kind)(port)
+                self.proc = self.procs[-1]
+                why = self._wait_ready(port)
+            finally:
+                hold.close()
+            if why is None:
+                self.port = port
+                return
             self._stop_procs()
-            last = self.logs()
-        raise RuntimeError(f"{self.kind} did not start\n" + last)
+            last = f"port {port}: {why}\n" + self.logs()
+        raise RuntimeError(f"{self.kind} did not start in {START_TRIES} "
+                           f"tries; the last:\n" + last)
+
+    def _wait_ready(self, port):
+        """None once our server listens on port and answers GET /ping
+        through a program; else why not (it exited, someone else has the
+        port, no answer within START_TIMEOUT)."""
+        ours = {p.pid for p in self.procs}       # each its own session
+        url = f"http://127.0.0.1:{port}{self.route('/ping')}"
+        deadline = time.monotonic() + START_TIMEOUT
+        owner_ok = False
+        why = "no answer"
+        while time.monotonic() < deadline:
+            dead = [p.args[0] for p in self.procs if p.poll() is not None]
+            if dead:
+                return f"{dead} exited"
+            if not owner_ok:
+                sessions = _listening_sessions(port)
+                if sessions is None or sessions & ours:
+                    owner_ok = True
+                elif sessions:
+                    return f"port taken by sessions {sorted(sessions)}"
+            if owner_ok:
+                try:
+                    with requests.Session() as s:
+                        s.trust_env = False
+                        r = s.get(url, timeout=5)
+                    if r.status_code == 200:
+                        return None
+                    why = f"GET /ping: {r.status_code}"
+                except requests.RequestException as e:
+                    why = f"GET /ping: {e}"
+            time.sleep(0.05)
+        return why
 
     @staticmethod
     def _signal_group(proc, sig):

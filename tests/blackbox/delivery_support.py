@@ -20,6 +20,12 @@ from conftest import BIN_DIR, CROCKFORD, SANITIZER_MARKS, STATES, rfc3339, \
     utcnow
 
 STOP_TIMEOUT = 10       # seconds for a daemon to exit after SIGTERM
+# Seconds to wait for what must happen eventually (a file reaching sent/,
+# a log line): generous, so that a slow or busy machine (a sanitizer
+# build, other work beside the suite) is not a failure; waiting longer
+# costs nothing when it happens at once.  A bound that is the point of a
+# test is written out where it is checked.
+EVENTUALLY = 30
 
 
 # ---------------------------------------------------------------- ids
@@ -183,7 +189,7 @@ class Daemon:
         except FileNotFoundError:
             return ""
 
-    def wait_log(self, text, timeout=5):
+    def wait_log(self, text, timeout=EVENTUALLY):
         wait_until(lambda: text in self.log() or not self.alive(), timeout,
                    what="%r in the daemon log" % text)
         assert text in self.log(), "daemon exited:\n" + self.log()[-3000:]

@@ -21,9 +21,9 @@ import zlib
 import pytest
 
 from conftest import Instance, in_future, parse_time, utcnow
-from delivery_support import (daemons, load, make_doc, enqueue, queue_ott,
-                              queue_sms, queue_voice, run_cli, timestamp,
-                              wait_until, where)
+from delivery_support import (EVENTUALLY, daemons, load, make_doc, enqueue,
+                              queue_ott, queue_sms, queue_voice, run_cli,
+                              timestamp, wait_until, where)
 from smtpsink import SmtpSink
 from standin import (DEFAULT_TWILIO_FROM, DEFAULT_WA_TOKEN, Standin)
 
@@ -66,16 +66,21 @@ def b64(data):
     return base64.b64encode(data).decode("ascii")
 
 
-def assert_deferred(spool, msgid, lo, hi, attempts=1):
+def assert_deferred(spool, msgid, lo, hi, since, attempts=1):
     """msgid is in deferred/ with attempts, a lastError, a nextAttempt
-    lo..hi seconds ahead, and the file's mtime at nextAttempt."""
+    lo..hi seconds after its attempt, and the file's mtime at nextAttempt.
+    since is a time.time() taken before the daemon ran: the attempt was
+    made between since and now, whatever the time the daemon and this
+    check took (a sanitizer build's exit, a busy machine)."""
     assert where(spool, msgid) == ["deferred"], where(spool, msgid)
     doc = load(spool, "deferred", msgid)
     assert doc["attempts"] == attempts, doc
     assert isinstance(doc["lastError"], str) and doc["lastError"], doc
     due = timestamp(doc["nextAttempt"])
-    ahead = due - time.time()
-    assert lo <= ahead <= hi, (ahead, doc)
+    now = time.time()
+    assert lo <= due - since and due - now <= hi, (
+        "due %.1fs after the run began, %.1fs from now; want %s..%s" % (
+            due - since, due - now, lo, hi), doc)
     mtime = os.stat(spool / "deferred" / (msgid + ".json")).st_mtime
     assert abs(mtime - due) < 1.0, (mtime, doc["nextAttempt"])
     return doc
@@ -196,6 +201,7 @@ def test_smtp_reject_fails_and_tempfail_defers(srv, daemons):
         assert r.status_code == 200, r.text
         ids = {e["recipient"]: e["messageId"]
                for e in r.json()["recipients"]}
+        since = time.time()
         daemons.once(inst.conf)
         got = sink.wait_for(1, timeout=5)
         assert [m.rcpt_tos for m in got] == [["fine@example.org"]]
@@ -204,7 +210,7 @@ def test_smtp_reject_fails_and_tempfail_defers(srv, daemons):
     assert "550" in doc["lastError"], doc
     assert doc["nextAttempt"] is None, doc
     doc = assert_deferred(inst.spool, ids["busy@example.org"], BACKOFF_MIN - 2,
-                          BACKOFF_MAX + 2)
+                          BACKOFF_MAX + 2, since)
     assert "451" in doc["lastError"], doc
 
 
@@ -291,6 +297,7 @@ def test_twilio_outcome_policy(inst, standin, daemons, step):
     standin.script(to, [{"400": ("status", 400), "429": ("429", 120),
                          "500": ("500",), "drop": ("drop",)}[step]])
     msgid = queue_sms(inst.spool, to, "policy " + step)
+    since = time.time()
     daemons.once(inst.conf)
     reqs = standin.wait_for(1, timeout=5, api="twilio")
     assert standin.violations == [], standin.violations
@@ -301,11 +308,11 @@ def test_twilio_outcome_policy(inst, standin, daemons, step):
             in doc["lastError"], doc
         assert doc["nextAttempt"] is None, doc
     elif step == "429":
-        doc = assert_deferred(inst.spool, msgid, 115, 122)
+        doc = assert_deferred(inst.spool, msgid, 115, 122, since)
         assert "429" in doc["lastError"], doc
     else:
         doc = assert_deferred(inst.spool, msgid, BACKOFF_MIN - 2,
-                              BACKOFF_MAX + 2)
+                              BACKOFF_MAX + 2, since)
         if step == "500":
             assert "500" in doc["lastError"], doc
     # Not due: another run sends nothing.
@@ -503,7 +510,9 @@ def test_concurrency_limit_and_connection_reuse(inst, standin, daemons,
     for msgid in ids:
         assert_sent(inst.spool, msgid)
     assert 2 <= sampler.max <= 4, sampler.max
-    assert elapsed < 6.0, elapsed          # 20 * 0.5 s one at a time: 10 s
+    # One at a time, 20 * 0.5 s take 10 s at least; four at once about
+    # 2.5 s, but a busy machine or a sanitizer build adds to each send.
+    assert elapsed < 9.5, elapsed
     assert len(conns) < len(reqs), conns    # keep-alive connections reused
 
 
@@ -519,9 +528,9 @@ def test_daemon_sends_api_message_within_two_seconds(srv, standin, daemons):
     t_queued = time.time()
     assert r.status_code == 202, r.text
     sid = r.json()["smsId"]
-    rec = standin.wait_for(1, timeout=5, api="twilio")[0]
+    rec = standin.wait_for(1, timeout=EVENTUALLY, api="twilio")[0]
     assert rec["time"] - t_queued < 2.0, rec["time"] - t_queued
-    wait_until(lambda: where(inst.spool, sid) == ["sent"], 5,
+    wait_until(lambda: where(inst.spool, sid) == ["sent"], EVENTUALLY,
                what="sent/" + sid)
     assert d.stop() == 0
     assert standin.violations == []
@@ -548,7 +557,7 @@ def test_daemon_sends_scheduled_message_when_due(srv, standin, daemons):
         pytest.fail("the scheduled message (due %s) was not sent within 4s "
                     "of its time; spool: %s" % (at, where(inst.spool, sid)))
     assert rec["time"] >= due - 0.05, (rec["time"], due)
-    wait_until(lambda: where(inst.spool, sid) == ["sent"], 5,
+    wait_until(lambda: where(inst.spool, sid) == ["sent"], EVENTUALLY,
                what="sent/" + sid)
     assert d.stop() == 0
 
@@ -561,8 +570,8 @@ def test_daemon_honours_a_short_retry_after(inst, standin, daemons):
     standin.script(to, [("429", 2)])
     d = daemons.start(inst.conf)
     msgid = queue_sms(inst.spool, to, "rate limited")
-    first = standin.wait_for(1, timeout=5, api="twilio")[0]
-    wait_until(lambda: where(inst.spool, msgid) == ["deferred"], 5,
+    first = standin.wait_for(1, timeout=EVENTUALLY, api="twilio")[0]
+    wait_until(lambda: where(inst.spool, msgid) == ["deferred"], EVENTUALLY,
                what="deferred/" + msgid)
     doc = load(inst.spool, "deferred", msgid)
     due = timestamp(doc["nextAttempt"])
@@ -572,7 +581,7 @@ def test_daemon_honours_a_short_retry_after(inst, standin, daemons):
     except AssertionError:
         pytest.fail("not retried within 4s of its nextAttempt %s; spool: %s"
                     % (doc["nextAttempt"], where(inst.spool, msgid)))
-    wait_until(lambda: where(inst.spool, msgid) == ["sent"], 5,
+    wait_until(lambda: where(inst.spool, msgid) == ["sent"], EVENTUALLY,
                what="sent/" + msgid)
     assert load(inst.spool, "sent", msgid)["attempts"] == 2
     assert d.stop() == 0
@@ -584,7 +593,7 @@ def test_sigterm_waits_for_the_send_in_flight(inst, standin, daemons):
     standin.script(to, [("delay", 2.0)])
     d = daemons.start(inst.conf)
     msgid = queue_sms(inst.spool, to, "slow one")
-    wait_until(lambda: standin.in_flight >= 1, 5, what="the request")
+    wait_until(lambda: standin.in_flight >= 1, EVENTUALLY, what="the request")
     t0 = time.monotonic()
     d.signal(signal.SIGTERM)
     rc = d.wait(2.0 + 5)
@@ -606,18 +615,18 @@ def test_sighup_rereads_the_config(srv, standin, daemons):
     r = srv.sms(recipient="+4915112340063", messageBody="to the file")
     assert r.status_code == 202, r.text
     first = r.json()["smsId"]
-    wait_until(lambda: where(inst.spool, first) == ["sent"], 5,
+    wait_until(lambda: where(inst.spool, first) == ["sent"], EVENTUALLY,
                what="sent/" + first)
     assert len(inst.outbox_for(first)) == 1
     inst.write_conf(standin.hook_config("sms"))
     d.signal(signal.SIGHUP)
-    d.wait_log("reloaded", timeout=5)
+    d.wait_log("reloaded")
     r = srv.sms(recipient="+4915112340064", messageBody="to the hook")
     assert r.status_code == 202, r.text
     second = r.json()["smsId"]
-    rec = standin.wait_for(1, timeout=5, api="hook")[0]
+    rec = standin.wait_for(1, timeout=EVENTUALLY, api="hook")[0]
     assert rec["json"]["id"] == second
-    wait_until(lambda: where(inst.spool, second) == ["sent"], 5,
+    wait_until(lambda: where(inst.spool, second) == ["sent"], EVENTUALLY,
                what="sent/" + second)
     assert inst.outbox_for(second) == []
     assert load(inst.spool, "sent", second)["providerReply"]["provider"] == \

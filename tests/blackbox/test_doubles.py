@@ -240,7 +240,9 @@ def test_delay_and_keep_alive(server):
 
 
 def test_delay_all_and_wait_for(server):
-    server.delay_all = 0.3
+    # Long enough that the short wait below has ended before the answer
+    # even when this thread is slow to get to it.
+    server.delay_all = 1.5
     results = []
     th = threading.Thread(target=lambda: results.append(sms(server)))
     th.start()
