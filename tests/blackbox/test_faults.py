@@ -1,0 +1,665 @@
+"""
+Fault tests (issue 9, "Fault tests in make check"), against the real
+programs:
+
+- a full and a read-only spool (a small tmpfs mounted on the instance's
+  spool, filled, or remounted read-only) for every POST route: 503 with
+  Retry-After, a problem document, nothing left in tmp/, new/ or
+  deferred/ (CONTRACT 4); a batch of which some entries could be queued
+  is a 200 with per-entry errors;
+- a spool write failure (EROFS, EACCES) is a 5xx, never a 4xx
+  (defect 5);
+- msgspoold --once on a read-only spool exits non-zero and says why
+  (defect 10);
+- what may be found in new/ besides spool files (CONTRACT 8): a FIFO, a
+  symbolic link (to a private file, to a valid document outside the
+  spool), a directory, an empty file, bad JSON, a wrong version, a name
+  that is not an id, a document whose id is not its name
+  (defects 2, 3, 4).
+
+Mounting needs root (or CAP_SYS_ADMIN); where it cannot be done the
+tests that need it are skipped and say why.  The kill -9 loops are in
+test_crash.py.
+"""
+
+import base64
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import (BIN_DIR, RECIPIENT, SANITIZER_MARKS, STATES, UNSHARE,
+                      Instance, Server, _userns_ok, assert_problem,
+                      in_future)
+from channels_support import OTT_CONF
+from delivery_support import (daemons, make_doc, new_id, queue_sms,
+                              wait_until, where)
+
+__all__ = ["daemons"]   # the fixture, imported for pytest
+
+MOUNT = shutil.which("mount") or "/bin/mount"
+UMOUNT = shutil.which("umount") or "/bin/umount"
+FS_SIZE = "512k"        # the small spool's tmpfs
+RUN_TIMEOUT = 30        # seconds for msgspoold --once or msgspool list here
+R2 = "+4915112345679"
+
+
+# ------------------------------------------------------------- mounts
+
+def _run(*argv, check=True):
+    cp = subprocess.run([str(a) for a in argv], capture_output=True,
+                        text=True, timeout=30)
+    if check and cp.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(map(str, argv)),
+                                       cp.stderr.strip()))
+    return cp
+
+
+_MOUNT_WHY = None
+
+
+def _cannot_mount():
+    """None when a tmpfs can be mounted and remounted read-only here,
+    else why not."""
+    global _MOUNT_WHY
+    if _MOUNT_WHY is None:
+        d = tempfile.mkdtemp(prefix="msgspool-mount-")
+        try:
+            _run(MOUNT, "-t", "tmpfs", "-o", "size=64k", "tmpfs", d)
+            try:
+                _run(MOUNT, "-o", "remount,ro", d)
+                _MOUNT_WHY = ""
+            finally:
+                _run(UMOUNT, d, check=False)
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+            _MOUNT_WHY = ("cannot mount a tmpfs here (needs root or "
+                          "CAP_SYS_ADMIN): %s" % e)
+        finally:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    return _MOUNT_WHY or None
+
+
+def need_mount():
+    why = _cannot_mount()
+    if why:
+        pytest.skip(why)
+
+
+class SmallFs:
+    """A tmpfs of FS_SIZE mounted on path (an instance's spool)."""
+
+    def __init__(self, path, size=FS_SIZE):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        _run(MOUNT, "-t", "tmpfs", "-o", "size=%s,mode=0700" % size,
+             "tmpfs", self.path)
+        self.mounted = True
+
+    def remount(self, *opts):
+        _run(MOUNT, "-o", ",".join(("remount",) + opts), self.path)
+
+    def readonly(self):
+        self.remount("ro")
+
+    def writable(self):
+        self.remount("rw")
+
+    def fill(self):
+        """Fill the filesystem: writes of data fail with ENOSPC."""
+        chunk = b"\0" * 65536
+        with open(self.path / "filler", "ab", buffering=0) as f:
+            for size in (65536, 4096, 1):
+                while True:
+                    try:
+                        f.write(chunk[:size])
+                    except OSError as e:
+                        if e.errno != 28:   # ENOSPC
+                            raise
+                        break
+        st = os.statvfs(self.path)
+        assert st.f_bavail == 0, "the spool is not full"
+
+    def limit_inodes(self, more):
+        """Let only `more` further files or directories be made."""
+        st = os.statvfs(self.path)
+        used = st.f_files - st.f_ffree
+        self.remount("nr_inodes=%d" % (used + more))
+
+    def unlimit_inodes(self):
+        self.remount("nr_inodes=1000000")
+
+    def clear(self):
+        """Writable again, and empty."""
+        self.writable()
+        self.unlimit_inodes()
+        for p in self.path.iterdir():
+            if p.is_dir() and not p.is_symlink():
+                for q in p.iterdir():
+                    if q.is_dir() and not q.is_symlink():
+                        shutil.rmtree(q)
+                    else:
+                        q.unlink()
+            else:
+                p.unlink()
+
+    def umount(self):
+        if self.mounted:
+            if _run(UMOUNT, self.path, check=False).returncode != 0:
+                _run(UMOUNT, "-l", self.path, check=False)
+            self.mounted = False
+
+
+# ---------------------------------------------------- the POST routes
+
+def b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+# Every POST route with a request that the healthy spool queues:
+# name -> (route, body, status on success).
+REQUESTS = {
+    "sms": ("/sms/v1/deliver",
+            {"recipient": RECIPIENT, "messageBody": "hello"}, 202),
+    "sms-scheduled": ("/sms/v1/deliver",
+                      {"recipient": RECIPIENT, "messageBody": "later",
+                       "sendAt": None}, 200),
+    "sms-batch": ("/sms/v1/deliver/batch",
+                  {"messages": [{"recipient": RECIPIENT,
+                                 "messageBody": "one"},
+                                {"recipient": R2, "messageBody": "two"}]},
+                  200),
+    "sms-batch-of-one": ("/sms/v1/deliver/batch",
+                         {"messages": [{"recipient": RECIPIENT,
+                                        "messageBody": "one"}]}, 200),
+    "ott": ("/ott/v1/deliver",
+            {"payload": [{"recipient": "4915112345678", "templateID": "otp",
+                          "templateParameters": ["123456"],
+                          "channelType": 1},
+                         {"recipient": "4915112345679", "templateID": "otp",
+                          "templateParameters": ["654321"],
+                          "channelType": 1}]}, 200),
+    "voice": ("/voice/v1/deliver",
+              {"recipient": RECIPIENT, "message": "hello"}, 202),
+    "voice-campaign": ("/voice/v1/deliver",
+                       {"campaignName": "c", "recipients": [RECIPIENT, R2],
+                        "message": "hello"}, 202),
+    "deliver": ("/deliver",
+                {"from": "shop@acme.example", "subject": "Hi",
+                 "html": "<p>Hello</p>",
+                 "payload": [{"recipient": "ann@example.org"}]}, 200),
+    "deliver-two": ("/deliver",
+                    {"from": "shop@acme.example", "subject": "Hi",
+                     "html": "<p>Hello</p>",
+                     "payload": [{"recipient": "ann@example.org"},
+                                 {"recipient": "bob@example.org"}],
+                     "attachments": [{"attachmentName": "a.txt",
+                                      "content": b64(b"attached\n")}]}, 200),
+    "email-v1": ("/email/v1/deliver",
+                 {"from": "shop@acme.example", "subject": "Hi",
+                  "html": "<p>Hello</p>",
+                  "recipients": [{"to": "ann@example.org"}]}, 200),
+    "attachments": ("/email/v1/attachments",
+                    {"attachmentName": "a.txt",
+                     "content": b64(b"uploaded\n")}, 201),
+}
+
+
+def request_body(name):
+    route, body, status = REQUESTS[name]
+    body = json.loads(json.dumps(body))
+    if "sendAt" in body:
+        body["sendAt"] = in_future(3600)
+    return route, body, status
+
+
+def queued_files(inst):
+    """Every file a request may have left: tmp/, new/, deferred/ and the
+    uploads."""
+    out = {s: inst.files(s) for s in ("tmp", "new", "deferred")}
+    up = inst.spool / "uploads"
+    out["uploads"] = sorted(str(p.relative_to(up)) for p in up.rglob("*")
+                            if not p.is_dir()) if up.is_dir() else []
+    return out
+
+
+def assert_nothing_left(inst):
+    left = {k: v for k, v in queued_files(inst).items() if v}
+    assert not left, "left in the spool: %s" % left
+
+
+def assert_retry_after(r):
+    ra = (r.headers.get("Retry-After") or "").strip()
+    assert ra, "no Retry-After: %s" % dict(r.headers)
+    if ra.isdigit():
+        assert int(ra) > 0, ra
+    else:
+        from email.utils import parsedate_to_datetime
+        parsedate_to_datetime(ra)
+
+
+# ------------------------------------------------------------ fixtures
+
+class UserNsServer(Server):
+    """A web server whose processes (and so the CGI programs) run in a
+    user namespace as an unprivileged uid mapped to ours: root's
+    permission bypass is gone, so a spool directory without write
+    permission gives EACCES as it would to www-data."""
+
+    def _spawn(self, argv, env, log):
+        if Path(str(argv[0])).name != Path(UNSHARE).name:
+            argv = [UNSHARE, "--user", "--map-user=65534",
+                    "--map-group=65534"] + list(argv)
+        return super()._spawn(argv, env, log)
+
+
+def _check_cgi_log(server, start):
+    new = server.cgi_stderr()[start:]
+    for mark in SANITIZER_MARKS:
+        assert mark not in new, "sanitizer report:\n" + new[-4000:]
+
+
+@pytest.fixture(scope="module")
+def _small(tmp_path_factory):
+    """One instance whose spool is a small tmpfs, and its web server."""
+    need_mount()
+    base = tmp_path_factory.mktemp("small")
+    inst = Instance(base / "inst")
+    fs = SmallFs(inst.spool)
+    try:
+        inst.reset()
+        srv = Server(inst, base / "run")
+    except BaseException:
+        fs.umount()
+        raise
+    srv.fs = fs
+    yield srv
+    srv.stop()
+    fs.umount()
+
+
+@pytest.fixture
+def small(request, _small):
+    """The small-spool server, its spool writable and empty, [ott.1]
+    configured."""
+    _small.fs.clear()
+    _small.inst.reset()
+    _small.inst.write_conf(OTT_CONF)
+    start = len(_small.cgi_stderr())
+    yield _small
+    if getattr(request.node, "rep_call", None) is not None and \
+            request.node.rep_call.failed:
+        print(_small.logs())
+    _small.fs.clear()
+    _check_cgi_log(_small, start)
+
+
+# ------------------------------------------- full and read-only spool
+
+@pytest.mark.parametrize("name", list(REQUESTS))
+def test_healthy_small_spool_queues(small, name):
+    # The control: each request is queued on this spool when it is not
+    # full, so a 503 below is the fault's doing.
+    route, body, status = request_body(name)
+    r = small.post_json(route, body)
+    assert r.status_code == status, r.text
+    assert queued_files(small.inst)["tmp"] == []
+    if name == "attachments":
+        assert queued_files(small.inst)["uploads"], r.text
+    else:
+        assert small.inst.files("new") or small.inst.files("deferred")
+
+
+@pytest.mark.parametrize("fault", ["full", "readonly"])
+@pytest.mark.parametrize("name", list(REQUESTS))
+def test_spool_fault_is_503(small, name, fault):
+    route, body, _ = request_body(name)
+    if fault == "full":
+        small.fs.fill()
+    else:
+        small.fs.readonly()
+    r = small.post_json(route, body)
+    assert_problem(r, 503)
+    assert_retry_after(r)
+    assert_nothing_left(small.inst)
+
+
+def test_batch_partly_queued_is_200_with_per_entry_errors(small):
+    # Room for three more files: of six entries some are queued, the
+    # rest fail each with a reason, in a 200 (CONTRACT 4).
+    msgs = [{"recipient": "+49151123456%02d" % i, "messageBody": "m%d" % i}
+            for i in range(6)]
+    small.fs.limit_inodes(3)
+    r = small.post_json("/sms/v1/deliver/batch", {"messages": msgs})
+    small.fs.unlimit_inodes()
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert [e["recipient"] for e in out] == [m["recipient"] for m in msgs]
+    queued = [e["smsId"] for e in out if e["status"] == "Queued"]
+    failed = [e for e in out if e["status"] == "error"]
+    assert queued and failed, out
+    assert len(queued) + len(failed) == len(msgs), out
+    for e in failed:
+        assert isinstance(e["error"], str) and e["error"].strip(), e
+    assert small.inst.ids("new") == sorted(queued), out
+    assert small.inst.files("tmp") == []
+
+
+# ----------------------------------------- a write failure is not 4xx
+
+@pytest.mark.parametrize("how", ["erofs", "eacces-tmp", "eacces-new"])
+def test_spool_write_failure_is_5xx_not_400(private, tmp_path, how):
+    # Defect 5: EACCES answered 400 "the SMS has invalid fields".
+    if how == "erofs":
+        need_mount()
+        srv, inst = private()
+        fs = SmallFs(inst.spool)
+        try:
+            inst.reset()
+            fs.readonly()
+            r = srv.sms()
+            fs.writable()
+            left = queued_files(inst)
+        finally:
+            fs.umount()
+    else:
+        if os.geteuid() != 0:
+            srv, inst = private()
+        elif not _userns_ok():
+            pytest.skip("root bypasses permissions and no user namespace "
+                        "can be made here (unshare --user failed)")
+        else:
+            inst = Instance(tmp_path / "userns-inst")
+            srv = UserNsServer(inst, tmp_path / "userns-run")
+        try:
+            d = inst.spool / ("tmp" if how == "eacces-tmp" else "new")
+            d.chmod(0o500)
+            try:
+                r = srv.sms()
+            finally:
+                d.chmod(0o700)
+            left = queued_files(inst)
+        finally:
+            if isinstance(srv, UserNsServer):
+                srv.stop()
+                _check_cgi_log(srv, 0)
+    assert 500 <= r.status_code <= 599, (
+        "a spool write failure must be 5xx, got %d: %s" % (r.status_code,
+                                                           r.text))
+    assert_problem(r, r.status_code)
+    if r.status_code == 503:
+        assert_retry_after(r)
+    assert not any(left.values()), left
+
+
+# ------------------------------------------------ the daemon, read-only
+
+def test_once_on_read_only_spool_fails_and_says_why(tmp_path, daemons):
+    # Defect 10: it exited 0 silently, the message left in new/.
+    need_mount()
+    inst = Instance(tmp_path / "inst")
+    fs = SmallFs(inst.spool)
+    try:
+        inst.reset()
+        (inst.spool / "outbox").mkdir()
+        msgid = queue_sms(inst.spool, RECIPIENT, "stuck")
+        fs.readonly()
+        d = daemons.start(inst.conf, once=True)
+        rc = d.wait(RUN_TIMEOUT)
+        d.check_sanitizers()
+        log = d.log()
+        assert rc != 0, "msgspoold --once exited 0 on a read-only spool:\n" + \
+            log
+        assert re.search(r"read-only|EROFS", log, re.I), (
+            "no log line saying the spool is read-only:\n" + log)
+        fs.writable()
+        assert where(inst.spool, msgid) == ["new"]
+        daemons.once(inst.conf)
+        assert where(inst.spool, msgid) == ["sent"]
+    finally:
+        fs.umount()
+
+
+# ------------------------------------------------ what new/ may hold
+
+BAD_KINDS = ["fifo", "symlink-private", "symlink-document", "directory",
+             "empty", "bad-json", "wrong-version", "name-not-an-id",
+             "id-not-its-name", "id-path-traversal"]
+
+
+class Planted:
+    """One bad entry in new/ and what must never come of it."""
+
+    def __init__(self, inst, outside, kind):
+        self.kind = kind
+        self.token = secrets.token_hex(8)
+        # In the planted document: never in the outbox or sent/.
+        self.marker = "PLANTED-%s-%s" % (kind, self.token)
+        # In a private file outside the spool: never in any output or
+        # file of the spool (a link to it is never read through).
+        self.secret = None
+        self.outside_files = []
+        self.pwned = None
+        new = inst.spool / "new"
+        self.name = new_id() + ".json"
+        doc = make_doc("sms", {"to": "+4915112399999",
+                               "body": self.marker})
+        if kind == "fifo":
+            os.mkfifo(new / self.name, 0o600)
+        elif kind == "symlink-private":
+            # A short word of letters first: what a leak shows first (a
+            # JSON parser's error says "near 'word'").
+            self.secret = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz")
+                                  for _ in range(8))
+            target = outside / ("private-%s" % self.token)
+            target.write_text("%s = the root password\n" % self.secret)
+            target.chmod(0o600)
+            self.outside_files.append(target)
+            (new / self.name).symlink_to(target)
+        elif kind == "symlink-document":
+            self.name = doc["id"] + ".json"
+            target = outside / self.name
+            target.write_text(json.dumps(doc))
+            target.chmod(0o600)
+            self.outside_files.append(target)
+            (new / self.name).symlink_to(target)
+        elif kind == "directory":
+            (new / self.name).mkdir()
+            (new / self.name / "inner.json").write_text(json.dumps(doc))
+        elif kind == "empty":
+            (new / self.name).write_bytes(b"")
+        elif kind == "bad-json":
+            (new / self.name).write_text('{"version": 1, "id": "%s' %
+                                         self.marker)
+        elif kind == "wrong-version":
+            doc["version"] = 99
+            self.name = doc["id"] + ".json"
+            (new / self.name).write_text(json.dumps(doc))
+        elif kind == "name-not-an-id":
+            self.name = "not-an-id.json"
+            (new / self.name).write_text(json.dumps(doc))
+        elif kind == "id-not-its-name":
+            doc["id"] = new_id()        # valid, but not this file's
+            (new / self.name).write_text(json.dumps(doc))
+        elif kind == "id-path-traversal":
+            self.pwned = "pwned-%s" % self.token
+            doc["id"] = "/../../../%s" % self.pwned
+            (new / self.name).write_text(json.dumps(doc))
+        else:
+            raise ValueError(kind)
+        self.outside_bytes = {p: p.read_bytes() for p in self.outside_files}
+
+
+def _tree(root, skip):
+    """Regular files under root (not under skip): path -> (size, mtime)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames
+                       if Path(dirpath, d) not in skip]
+        for f in filenames:
+            p = Path(dirpath, f)
+            st = p.lstat()
+            out[p] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _regular_files(root):
+    for dirpath, _, filenames in os.walk(root):
+        for f in filenames:
+            p = Path(dirpath, f)
+            if stat.S_ISREG(p.lstat().st_mode):
+                yield p
+
+
+def _cli(inst, *args):
+    env = {k: v for k, v in os.environ.items() if k != "MSGSPOOL_CONFIG"}
+    argv = [str(BIN_DIR / "msgspool"), "-c", str(inst.conf)] + list(args)
+    try:
+        cp = subprocess.run(argv, env=env, capture_output=True,
+                            timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail("msgspool %s did not finish in %ds (it hangs)" % (
+            " ".join(args), RUN_TIMEOUT))
+    out = (cp.stdout + cp.stderr).decode("utf-8", "replace")
+    for mark in SANITIZER_MARKS:
+        assert mark not in out, "sanitizer report:\n" + out
+    return cp.returncode, out
+
+
+def _once(daemons, inst):
+    d = daemons.start(inst.conf, once=True)
+    try:
+        rc = d.proc.wait(RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        d.kill()
+        pytest.fail("msgspoold --once did not finish in %ds (it hangs); "
+                    "spool: %s\n%s" % (RUN_TIMEOUT, inst.counts(),
+                                       d.log()[-3000:]))
+    d.check_sanitizers()
+    return rc, d.log()
+
+
+def _assert_contained(inst, planted, outputs):
+    """Nothing of planted reached the outbox, sent/, an output or any
+    file in the spool, and nothing outside the spool changed."""
+    if planted.secret:
+        head = planted.secret
+        for text in outputs:
+            assert head not in text, (
+                "a file outside the spool was read through a link:\n" +
+                text[-3000:])
+        for p in _regular_files(inst.spool):
+            assert head.encode() not in p.read_bytes(), (
+                "a file outside the spool was read through a link into "
+                "%s" % p)
+    for state in ("outbox", "sent"):
+        for p in _regular_files(inst.spool / state):
+            assert planted.marker.encode() not in p.read_bytes(), (
+                "the planted entry was delivered: %s" % p)
+    for p, data in planted.outside_bytes.items():
+        assert p.read_bytes() == data, "%s outside the spool changed" % p
+    sent = inst.spool / "sent" / planted.name
+    assert not (sent.exists() and not sent.is_symlink() and
+                stat.S_ISREG(sent.lstat().st_mode)), (
+        "the planted entry was sent: %s" % sent)
+    assert inst.files("cur") == [], inst.files("cur")
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_bad_entry_in_new(tmp_path, daemons, kind):
+    # Deep enough that ../../../ from the outbox stays inside tmp_path.
+    inst = Instance(tmp_path / "a" / "b" / "inst")
+    (inst.spool / "outbox").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    good = [queue_sms(inst.spool, "+491511234%04d" % i, "good %d" % i)
+            for i in range(2)]
+    planted = Planted(inst, outside, kind)
+    skip = {inst.spool, tmp_path / "daemon-logs"}
+    before = _tree(tmp_path, skip)
+    outputs = []
+
+    rc, out = _cli(inst, "list")
+    outputs.append(out)
+    assert rc == 0, "msgspool list: exit %d\n%s" % (rc, out)
+    rc, log = _once(daemons, inst)
+    outputs.append(log)
+    rc2, out = _cli(inst, "list")
+    outputs.append(out)
+    show_id = planted.name[:26]
+    _, out = _cli(inst, "show", show_id)
+    outputs.append(out)
+
+    # The good messages went out, each once.
+    for msgid in good:
+        assert where(inst.spool, msgid) == ["sent"], (
+            msgid, inst.counts(), log[-2000:])
+    assert sorted(p.name for p in inst.outbox()) == \
+        sorted(m + ".json" for m in good), (inst.outbox(), log[-2000:])
+    assert rc == 0, "msgspoold --once exited %d\n%s" % (rc, log)
+    assert rc2 == 0, "msgspool list after the run: exit %d" % rc2
+    # The bad entry: moved aside to failed/ with a log line naming it,
+    # or skipped (left where it was); never gone.
+    places = [s for s in STATES + ("outbox",)
+              if os.path.lexists(inst.spool / s / planted.name)]
+    assert places in (["new"], ["failed"]), (
+        "%s is in %s, not in new/ (skipped) or failed/ (set aside)\n%s" % (
+            planted.name, places or "no state", log[-3000:]))
+    if places == ["failed"]:
+        assert planted.name in log, (
+            "%s set aside with no log line naming it:\n%s" % (
+                planted.name, log[-3000:]))
+    _assert_contained(inst, planted, outputs)
+    after = _tree(tmp_path, skip)
+    changed = {str(p) for p in set(after) | set(before)
+               if after.get(p) != before.get(p)}
+    assert not changed, "written outside the spool: %s" % sorted(changed)
+    if planted.pwned:
+        assert not list(Path("/").glob(planted.pwned + "*")), \
+            "written at /" + planted.pwned
+
+
+def test_fifo_does_not_stop_the_running_daemon(inst_fifo, daemons):
+    # Defect 2, the foreground daemon: a FIFO found at start and one that
+    # appears while it runs; the messages beside them still go out, and
+    # SIGTERM still stops it.
+    inst = inst_fifo
+    os.mkfifo(inst.spool / "new" / (new_id() + ".json"), 0o600)
+    first = queue_sms(inst.spool, RECIPIENT, "beside a fifo")
+    d = daemons.start(inst.conf)
+    wait_until(lambda: where(inst.spool, first) == ["sent"] or
+               not d.alive(), RUN_TIMEOUT,
+               what="the first message sent beside a FIFO")
+    assert d.alive(), d.log()[-3000:]
+    os.mkfifo(inst.spool / "new" / (new_id() + ".json"), 0o600)
+    second = queue_sms(inst.spool, R2, "after a fifo")
+    wait_until(lambda: where(inst.spool, second) == ["sent"] or
+               not d.alive(), RUN_TIMEOUT,
+               what="the second message sent after a FIFO appeared")
+    assert d.alive(), d.log()[-3000:]
+    d.signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        d.kill()
+        pytest.fail("msgspoold did not stop on SIGTERM (a FIFO in new/)")
+    assert rc == 0, d.log()[-3000:]
+    assert inst.files("cur") == []
+
+
+@pytest.fixture
+def inst_fifo(tmp_path):
+    inst = Instance(tmp_path / "inst")
+    (inst.spool / "outbox").mkdir()
+    return inst
+
