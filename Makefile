@@ -51,7 +51,7 @@ LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
-		   voice-deliver email-deliver attachments
+		   voice-deliver email-deliver attachments messages
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/policy.o \
@@ -198,12 +198,17 @@ install: all
 	    >$(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
-	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/
-	@# and blobs/ (setgid, group-writable); the rest is the daemon's alone.
+	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
+	@# blobs/, and cur/ and failed/ for a client's cancel (setgid,
+	@# group-writable); it reads sent/; outbox/ is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
 	for d in tmp new deferred uploads blobs; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in cur sent failed outbox; do \
+	for d in cur failed; do \
+	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	for d in sent; do \
+	    install -d -m 2750 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	for d in outbox; do \
 	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	@if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ]; then \
 	    getent passwd $(SPOOL_USER) >/dev/null || \

@@ -159,7 +159,7 @@ blob_store(struct spool *s, const struct blob_data *v, size_t n,
 		/* In tmp/ like every spool write: stale ones are pruned. */
 		snprintf(tmp, sizeof(tmp), "%s.blob.%ld", rnd, (long)getpid());
 		if ((fd = openat(tfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_CLOEXEC, 0600)) == -1) {
+		    O_CLOEXEC, SPOOL_FILE_MODE)) == -1) {
 			e = errno;
 			goto fail;
 		}

@@ -204,6 +204,22 @@ parse_body(const struct request *req, json_t **out)
 }
 
 /* The response for this request, before it is written. */
+/* Whether method is one of a list such as "GET, DELETE". */
+static int
+method_allowed(const char *list, const char *method)
+{
+	size_t	len = strlen(method);
+
+	while (*list != '\0') {
+		if (strncmp(list, method, len) == 0 &&
+		    (list[len] == '\0' || list[len] == ','))
+			return 1;
+		list += strcspn(list, ",");
+		list += strspn(list, ", ");
+	}
+	return 0;
+}
+
 static struct response *
 dispatch(const struct endpoint *ep, struct request *req, int infd)
 {
@@ -218,7 +234,7 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.req = req;
-	if (strcmp(req->method, ep->method) != 0) {
+	if (!method_allowed(ep->method, req->method)) {
 		p = problem_new(405, "method-not-allowed",
 		    "%s is not allowed here; use %s", req->method, ep->method);
 		if ((r = problem_response(p)) != NULL)

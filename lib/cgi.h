@@ -53,7 +53,8 @@ enum body_limit {
 
 /* One route (conf/openapi.yaml), declared by its program. */
 struct endpoint {
-	const char	*method;	/* the one allowed method */
+	const char	*method;	/* the allowed method, or several:
+					   "GET, DELETE" (also the Allow) */
 	int		 needs_key;
 	unsigned	 scope;		/* SCOPE_* or 0 for any valid key */
 	enum body_limit	 limit;

@@ -22,11 +22,13 @@ msgdoc_new(const char *id, const char *channel, const char *client,
 	rfc3339_format(now, created, sizeof(created));
 	rfc3339_format(notbefore > now ? notbefore : now, next,
 	    sizeof(next));
-	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o}",
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o, "
+	    "s:[{s:s, s:s}]}",
 	    "version", MSGDOC_VERSION, "id", id, "channel", channel,
 	    "client", client, "created", created, "attempts", 0,
 	    "nextAttempt", next, "lastError", "providerReply",
-	    "message", message);
+	    "message", message, "events", "status", notbefore > now ?
+	    "scheduled" : "queued", "at", created);
 	/* Scheduled: max-age counts from here, not from created. */
 	if (doc != NULL && notbefore > now)
 		json_object_set_new(doc, "sendAt", json_string(next));
@@ -136,6 +138,8 @@ msgdoc_attempt(json_t *doc, enum msg_status status, const char *why,
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
 	json_object_set_new(doc, "providerReply", reply ?
 	    json_deep_copy(reply) : json_null());
+	msgdoc_event(doc, status == MSG_OK ? "sent" : status == MSG_TEMPFAIL ?
+	    "retrying" : "failed", now, NULL);
 	switch (status) {
 	case MSG_OK:
 		json_object_set_new(doc, "lastError", json_null());
@@ -165,6 +169,145 @@ msgdoc_retry(json_t *doc, time_t now)
 	rfc3339_format(now, stamp, sizeof(stamp));
 	json_object_set_new(doc, "nextAttempt", json_string(stamp));
 	json_object_set_new(doc, "retriedAt", json_string(stamp));
+	json_object_del(doc, "canceled");
+	msgdoc_event(doc, "queued", now, "retry");
+}
+
+void
+msgdoc_cancel(json_t *doc, time_t now)
+{
+	char	stamp[RFC3339_LEN];
+
+	rfc3339_format(now, stamp, sizeof(stamp));
+	json_object_set_new(doc, "canceled", json_string(stamp));
+	json_object_set_new(doc, "nextAttempt", json_null());
+	msgdoc_event(doc, "canceled", now, "client");
+}
+
+void
+msgdoc_event(json_t *doc, const char *status, time_t at, const char *source)
+{
+	char	 stamp[RFC3339_LEN];
+	json_t	*events, *ev;
+
+	rfc3339_format(at, stamp, sizeof(stamp));
+	if (!json_is_array(events = json_object_get(doc, "events"))) {
+		json_object_set_new(doc, "events", json_array());
+		events = json_object_get(doc, "events");
+	}
+	ev = json_pack("{s:s, s:s}", "status", status, "at", stamp);
+	if (ev != NULL && source != NULL)
+		json_object_set_new(ev, "source", json_string(source));
+	json_array_append_new(events, ev);
+}
+
+/* A final status: nothing more will happen to the message. */
+static int
+final(const char *status)
+{
+	static const char *const finals[] = { "delivered", "read",
+	    "undelivered", "failed", "canceled" };
+	size_t	i;
+
+	for (i = 0; i < sizeof(finals) / sizeof(finals[0]); i++)
+		if (strcmp(status, finals[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+msgdoc_status(const json_t *doc, const char *state)
+{
+	const char	*receipt;
+
+	if (strcmp(state, "deferred") == 0)
+		return msgdoc_attempts(doc) > 0 ? "retrying" : "scheduled";
+	if (strcmp(state, "new") == 0 || strcmp(state, "tmp") == 0)
+		return "queued";
+	if (strcmp(state, "cur") == 0)
+		return "sending";
+	if (strcmp(state, "sent") == 0) {
+		/* Where receipts took it: delivered, read, undelivered. */
+		receipt = json_string_value(json_object_get(doc,
+		    "receiptStatus"));
+		return receipt != NULL ? receipt : "sent";
+	}
+	return json_object_get(doc, "canceled") != NULL ? "canceled" :
+	    "failed";
+}
+
+/* The provider's own id of the message, from the reply it gave. */
+static json_t *
+provider_id(const json_t *reply)
+{
+	static const char *const keys[] = { "sid", "wamid", "messageId",
+	    "id" };
+	json_t	*v;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_string(v = json_object_get(reply, keys[i])))
+			return json_incref(v);
+	return json_null();
+}
+
+/* A string field as a JSON value, null when absent. */
+static json_t *
+opt(const json_t *doc, const char *key)
+{
+	json_t	*v = json_object_get(doc, key);
+
+	return json_is_string(v) ? json_incref(v) : json_null();
+}
+
+json_t *
+msgdoc_status_object(const json_t *doc, const char *state, int events)
+{
+	const char	*status, *last_at = NULL, *err;
+	json_t		*o, *ev, *reply, *e;
+	size_t		 i;
+
+	status = msgdoc_status(doc, state);
+	ev = json_object_get(doc, "events");
+	json_array_foreach(ev, i, e)
+		if (json_is_string(json_object_get(e, "at")))
+			last_at = json_string_value(json_object_get(e, "at"));
+	reply = json_object_get(doc, "providerReply");
+	o = json_pack("{s:O, s:O, s:s, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
+	    "id", json_object_get(doc, "id"),
+	    "channel", json_object_get(doc, "channel"),
+	    "recipient", msgdoc_recipient(doc),
+	    "status", status,
+	    "createdAt", opt(doc, "created"),
+	    "updatedAt", last_at ? json_string(last_at) : opt(doc, "created"),
+	    "sendAt", opt(doc, "sendAt"),
+	    "attempts", (json_int_t)msgdoc_attempts(doc),
+	    "nextAttemptAt", strcmp(status, "scheduled") == 0 ||
+	    strcmp(status, "retrying") == 0 ? opt(doc, "nextAttempt") :
+	    json_null(),
+	    "sentAt", opt(doc, "sentAt"));
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "completedAt", final(status) && last_at ?
+	    json_string(last_at) : json_null());
+	json_object_set_new(o, "provider", json_is_string(json_object_get(
+	    reply, "provider")) ? json_incref(json_object_get(reply,
+	    "provider")) : json_null());
+	json_object_set_new(o, "providerMessageId", provider_id(reply));
+	err = json_string_value(json_object_get(doc, "lastError"));
+	if (json_is_object(json_object_get(doc, "receiptError")))
+		json_object_set(o, "error", json_object_get(doc,
+		    "receiptError"));
+	else if (err != NULL && (strcmp(status, "retrying") == 0 ||
+	    strcmp(status, "failed") == 0))
+		json_object_set_new(o, "error", json_pack("{s:n, s:s}",
+		    "code", "message", err));
+	else
+		json_object_set_new(o, "error", json_null());
+	if (events)
+		json_object_set_new(o, "events", json_is_array(ev) ?
+		    json_deep_copy(ev) : json_array());
+	return o;
 }
 
 json_t *

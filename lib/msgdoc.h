@@ -4,7 +4,8 @@
  *
  *	{"version":1, "id", "channel", "client", "created", "sendAt"?,
  *	 "attempts", "nextAttempt", "lastAttempt"?, "lastError",
- *	 "providerReply", "sentAt"?, "gaveUp"?, "retriedAt"?, "message"}
+ *	 "providerReply", "sentAt"?, "gaveUp"?, "retriedAt"?, "canceled"?,
+ *	 "events": [{"status", "at", "source"?}…], "message"}
  *
  * and an upload document of the deprecated attachments route:
  *
@@ -71,6 +72,32 @@ void		 msgdoc_attempt(json_t *doc, enum msg_status status,
 
 /* A retry by hand at now: due now, with a whole max-age again. */
 void		 msgdoc_retry(json_t *doc, time_t now);
+
+/* Cancel at now (a client's DELETE): an event, and marked canceled. */
+void		 msgdoc_cancel(json_t *doc, time_t now);
+
+/*
+ * Append an event: status at a time, with its source ("receipt", ...)
+ * when not NULL.  Receipts and cancels add theirs through this.
+ */
+void		 msgdoc_event(json_t *doc, const char *status, time_t at,
+		    const char *source);
+
+/*
+ * The status of a message (conf/openapi.yaml, MessageStatus) from the
+ * state directory its file is in ("new", "deferred", "cur", "sent",
+ * "failed") and what it records: scheduled, queued, sending, retrying,
+ * sent, delivered, read, undelivered, failed or canceled.
+ */
+const char	*msgdoc_status(const json_t *doc, const char *state);
+
+/*
+ * The status object of a message as GET /messages/{id} returns it,
+ * with its events when events is set (webhooks leave them out).  A new
+ * reference, or NULL out of memory.
+ */
+json_t		*msgdoc_status_object(const json_t *doc, const char *state,
+		    int events);
 
 /*
  * A new upload document (content the base64 of the bytes, borrowed).

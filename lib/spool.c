@@ -188,7 +188,7 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
 	p->fd = openat(dfd(s, SPOOL_TMP), p->tmp,
-	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SPOOL_FILE_MODE);
 	if (p->fd == -1) {
 		e = errno;
 		free(text);
@@ -672,16 +672,16 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 }
 
 int
-spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
-    size_t errlen)
+spool_take(struct spool *s, enum spool_dir from, const char *name,
+    json_t **doc, char *err, size_t errlen)
 {
 	struct stat	 a, b;
 	int		 fd, dup_fd, e;
 
 	*doc = NULL;
-	if ((fd = doc_open(s, SPOOL_NEW, name, err, errlen)) == -1) {
+	if ((fd = doc_open(s, from, name, err, errlen)) == -1) {
 		if ((e = errno) == EINVAL)
-			set_aside(s, SPOOL_NEW, name, err);
+			set_aside(s, from, name, err);
 		errno = e;
 		return -1;
 	}
@@ -691,7 +691,7 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 		errno = EBUSY;
 		return -1;
 	}
-	if (renameat(dfd(s, SPOOL_NEW), name, dfd(s, SPOOL_CUR), name) ==
+	if (renameat(dfd(s, from), name, dfd(s, SPOOL_CUR), name) ==
 	    -1) {
 		e = errno;
 		close(fd);
@@ -706,7 +706,7 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	if (fstat(fd, &a) == -1 || fstatat(dfd(s, SPOOL_CUR), name, &b,
 	    AT_SYMLINK_NOFOLLOW) == -1 || a.st_ino != b.st_ino ||
 	    a.st_dev != b.st_dev) {
-		renameat(dfd(s, SPOOL_CUR), name, dfd(s, SPOOL_NEW), name);
+		renameat(dfd(s, SPOOL_CUR), name, dfd(s, from), name);
 		close(fd);
 		errno = EAGAIN;
 		return -1;
@@ -718,6 +718,13 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	/* The read starts where the file does: the lock fd was not read. */
 	*doc = doc_read(s, dup_fd, SPOOL_CUR, name, err, errlen);
 	return fd;
+}
+
+int
+spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
+    size_t errlen)
+{
+	return spool_take(s, SPOOL_NEW, name, doc, err, errlen);
 }
 
 /* Whether name has an outcome: in sent/, failed/ or deferred/. */

@@ -30,6 +30,12 @@ enum spool_dir {
 };
 
 #define SPOOL_ID_LEN	ULID_LEN
+/*
+ * Spool files: the writer's, readable by its group (the web server's),
+ * so that the CGI programs can tell a client what became of a message
+ * the daemon wrote (msgspool-spool(5), Permissions).
+ */
+#define SPOOL_FILE_MODE	0640
 #define SPOOL_NAME_MAX	64
 
 struct spool;
@@ -178,6 +184,14 @@ json_t		*spool_upload_load(struct spool *, const char *client,
  */
 int		 spool_claim(struct spool *, const char *name, json_t **doc,
 		    char *err, size_t errlen);
+
+/*
+ * spool_claim from another state: new/ or deferred/ (how a client's
+ * cancel takes a message away from the daemons: whoever holds the lock
+ * and renamed it into cur/ has it).
+ */
+int		 spool_take(struct spool *, enum spool_dir from,
+		    const char *name, json_t **doc, char *err, size_t errlen);
 
 /*
  * Return to new/ every claim in cur/ whose lock is free: its daemon

@@ -62,8 +62,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 		    argv[0]);
 		return 1;
 	}
-	printf("%-26s %-8s %-7s %-20s %3s %-20s %s\n", "ID", "STATE",
-	    "CHANNEL", "RECIPIENT", "TRY", "NEXT-TRY", "LAST-ERROR");
+	printf("%-26s %-8s %-11s %-7s %-20s %3s %-20s %s\n", "ID", "STATE",
+	    "STATUS", "CHANNEL", "RECIPIENT", "TRY", "NEXT-TRY",
+	    "LAST-ERROR");
 	for (s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		if (want != -1 && (int)states[s] != want)
 			continue;
@@ -82,8 +83,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 					    spool_dirname(states[s]), err);
 				continue;
 			}
-			printf("%-26s %-8s %-7s %-20s %3lld %-20s %s\n",
+			printf("%-26s %-8s %-11s %-7s %-20s %3lld %-20s %s\n",
 			    str(doc, "id"), spool_dirname(states[s]),
+			    msgdoc_status(doc, spool_dirname(states[s])),
 			    str(doc, "channel"), recipient(doc),
 			    (long long)json_integer_value(json_object_get(doc,
 			    "attempts")), str(doc, "nextAttempt"),
@@ -132,6 +134,9 @@ cmd_show(struct cli *c, int argc, char **argv)
 	else
 		fprintf(stderr, "msgspool: show: %s\n", err);
 	json_object_set_new(doc, "state", json_string(spool_dirname(dir)));
+	/* The status GET /messages/{id} reports, by the same rule. */
+	json_object_set_new(doc, "status", json_string(msgdoc_status(doc,
+	    spool_dirname(dir))));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);
 	if (text == NULL)
@@ -173,6 +178,20 @@ requeue(struct cli *c, enum spool_dir dir, const char *name)
 	return 0;
 }
 
+/* Whether failed/name is a message its client canceled. */
+static int
+canceled(struct cli *c, const char *name)
+{
+	json_t	*doc;
+	int	 yes;
+
+	if ((doc = spool_load(c->spool, SPOOL_FAILED, name, NULL, 0)) == NULL)
+		return 0;
+	yes = strcmp(msgdoc_status(doc, "failed"), "canceled") == 0;
+	json_decref(doc);
+	return yes;
+}
+
 static int
 cmd_retry(struct cli *c, int argc, char **argv)
 {
@@ -189,6 +208,9 @@ cmd_retry(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 		for (i = 0; i < n; i++) {
+			/* A client canceled it: only a retry by id undoes that. */
+			if (canceled(c, names[i]))
+				continue;
 			if (requeue(c, SPOOL_FAILED, names[i]) == -1)
 				rc = 1;
 			else

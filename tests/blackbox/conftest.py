@@ -79,7 +79,11 @@ ROUTES = {
     "/email/v1/deliver": "email-deliver",
     "/email/v1/attachments": "attachments",
 }
-PROGRAMS = sorted(set(ROUTES.values()))
+# Routes with a parameter: a prefix and the program that serves it.
+PREFIX_ROUTES = {
+    "/messages/": "messages",
+}
+PROGRAMS = sorted(set(ROUTES.values()) | set(PREFIX_ROUTES.values()))
 
 STATES = ("tmp", "new", "deferred", "cur", "sent", "failed")
 # A ULID: 26 characters of Crockford base32 (no I, L, O, U).
@@ -628,7 +632,12 @@ class Server:
             return path
         p, sep, query = path.partition("?")
         prog = ROUTES.get(p)
-        return f"/cgi-bin/{prog}{sep}{query}" if prog else path
+        if prog:
+            return f"/cgi-bin/{prog}{sep}{query}"
+        for prefix, prog in PREFIX_ROUTES.items():
+            if p.startswith(prefix):
+                return f"/cgi-bin/{prog}/{p[len(prefix):]}{sep}{query}"
+        return path
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{self.route(path)}"
@@ -764,12 +773,14 @@ def assert_nothing_queued(inst):
 
 def assert_spool_file(inst, state, msgid, client="acme", to=RECIPIENT,
                       body=None):
-    """The spool file of msgid in state: 0600, JSON, the documented
+    """The spool file of msgid in state: 0640 at most, JSON, the documented
     fields.  Returns the document."""
     p = inst.path(state, msgid)
     assert p.is_file(), f"no {state}/{msgid}.json; spool {inst.counts()}"
     mode = stat.S_IMODE(p.stat().st_mode)
-    assert mode == 0o600, f"{p} has mode {oct(mode)}"
+    # The writer's, readable by its group at most (msgspool-spool(5)).
+    assert mode & 0o7137 == 0 and mode & 0o600 == 0o600, \
+        f"{p} has mode {oct(mode)}"
     doc = json.loads(p.read_bytes())
     assert isinstance(doc, dict)
     for k in ("version", "id", "channel", "client", "created", "attempts",

@@ -101,10 +101,13 @@ def test_config_and_secrets(dest):
 def test_spool_modes(dest):
     spool = dest / ("." + SPOOL)
     assert mode(spool) == 0o750
-    for d in ("tmp", "new", "deferred", "uploads"):
-        assert mode(spool / d) == 0o2770, d     # the CGI user writes here
-    for d in ("cur", "sent", "failed", "outbox"):
-        assert mode(spool / d) == 0o700, d      # the daemon's alone
+    # The CGI user writes here (cur/ and failed/: a client's cancel).
+    for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
+              "failed"):
+        assert mode(spool / d) == 0o2770, d
+    # The CGI user reads here (a client's GET /messages/{id}).
+    assert mode(spool / "sent") == 0o2750
+    assert mode(spool / "outbox") == 0o700      # the daemon's alone
 
 
 def test_second_install_keeps_edited_config(tmp_path):

@@ -166,6 +166,59 @@ test_upload(void **state)
 	json_decref(doc);
 }
 
+static void
+test_status(void **state)
+{
+	char	 id[ULID_LEN + 1];
+	json_t	*doc, *o, *reply;
+	time_t	 now = time(NULL);
+
+	(void)state;
+	doc = fresh(id, 0);
+	assert_string_equal(msgdoc_status(doc, "new"), "queued");
+	assert_string_equal(msgdoc_status(doc, "cur"), "sending");
+	assert_string_equal(msgdoc_status(doc, "deferred"), "scheduled");
+	assert_string_equal(msgdoc_status(doc, "failed"), "failed");
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "HTTP 503", NULL, now, now + 60,
+	    NULL);
+	assert_string_equal(msgdoc_status(doc, "deferred"), "retrying");
+	o = msgdoc_status_object(doc, "deferred", 1);
+	assert_string_equal(json_string_value(json_object_get(o, "status")),
+	    "retrying");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    o, "error"), "message")), "HTTP 503");
+	assert_non_null(json_string_value(json_object_get(o,
+	    "nextAttemptAt")));
+	assert_true(json_is_null(json_object_get(o, "completedAt")));
+	assert_int_equal(json_array_size(json_object_get(o, "events")), 2);
+	json_decref(o);
+	reply = json_pack("{s:s, s:s}", "provider", "twilio", "sid", "SM9");
+	msgdoc_attempt(doc, MSG_OK, NULL, reply, now + 60, 0, NULL);
+	json_decref(reply);
+	o = msgdoc_status_object(doc, "sent", 0);
+	assert_string_equal(json_string_value(json_object_get(o, "status")),
+	    "sent");
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "provider")), "twilio");
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "providerMessageId")), "SM9");
+	assert_true(json_is_null(json_object_get(o, "error")));
+	assert_null(json_object_get(o, "events"));
+	json_decref(o);
+	json_decref(doc);
+	/* Canceled: final, and retry undoes it. */
+	doc = fresh(id, 0);
+	msgdoc_cancel(doc, now);
+	assert_string_equal(msgdoc_status(doc, "failed"), "canceled");
+	o = msgdoc_status_object(doc, "failed", 1);
+	assert_non_null(json_string_value(json_object_get(o, "completedAt")));
+	json_decref(o);
+	msgdoc_retry(doc, now);
+	assert_string_equal(msgdoc_status(doc, "failed"), "failed");
+	assert_string_equal(msgdoc_status(doc, "new"), "queued");
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -175,6 +228,7 @@ main(void)
 		cmocka_unit_test(test_attempt),
 		cmocka_unit_test(test_retry_restarts_max_age),
 		cmocka_unit_test(test_upload),
+		cmocka_unit_test(test_status),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,6 +118,16 @@ exists(const struct fixture *f, enum spool_dir d, const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* The process's umask, which the modes of new files go through. */
+static mode_t
+spool_umask(void)
+{
+	mode_t	m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 static json_t *
 load_path(const char *path)
 {
@@ -130,7 +140,10 @@ load_path(const char *path)
 	return v;
 }
 
-/* The file name in d is a regular file, mode 0600, that holds doc. */
+/*
+ * The file name in d is a regular file that holds doc: its writer's,
+ * readable by the group at most (SPOOL_FILE_MODE less the umask).
+ */
 static void
 assert_on_file(const struct fixture *f, enum spool_dir d, const char *name,
     const json_t *doc)
@@ -142,7 +155,7 @@ assert_on_file(const struct fixture *f, enum spool_dir d, const char *name,
 	state_path(f, d, name, path, sizeof(path));
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_mode & 07777, SPOOL_FILE_MODE & ~spool_umask());
 	onfile = load_path(path);
 	assert_true(json_equal(onfile, doc));
 	json_decref(onfile);
@@ -793,7 +806,7 @@ test_upload_round_trip(void **state)
 	assert_int_equal(spool_upload_store(f->sp, "acme", doc), MSG_OK);
 	snprintf(path, sizeof(path), "%s/uploads/acme/%s.json", f->root, id);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_mode & 07777, SPOOL_FILE_MODE & ~spool_umask());
 	assert_int_equal(count_entries(f, SPOOL_TMP), 0);
 	/* Not a message: nothing queued. */
 	assert_int_equal(count_entries(f, SPOOL_NEW), 0);
