@@ -33,6 +33,9 @@ NETTLE_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags nettle 2>/dev/null)
 NETTLE_LIBS	 = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null)
 CURL_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CURL_LIBS	 = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
+# GMime builds the email (spooler/message.c): msgspoold alone links it.
+GMIME_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags gmime-3.0 2>/dev/null)
+GMIME_LIBS	 = $(shell $(PKG_CONFIG) --libs gmime-3.0 2>/dev/null)
 CMOCKA_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS	 = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 MAGIC_LIBS	 = -lmagic
@@ -63,10 +66,13 @@ DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 		   $(O)tests/unit/test_mimetype $(O)tests/unit/test_policy
+# The email builder, on GMime: the daemon's alone, with its own test.
+SPOOLER_OBJS	+= $(O)spooler/message.o
+UNIT_TESTS	+= $(O)tests/unit/test_message
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
-		   libcurl4-openssl-dev libmagic-dev
+		   libcurl4-openssl-dev libmagic-dev libgmime-3.0-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-requests python3-aiosmtpd python3-yaml \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
@@ -115,9 +121,13 @@ $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
+$(O)spooler/message.o: spooler/message.c spooler/*.h lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
+
 $(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspoold.o $(SPOOLER_OBJS) \
-	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS)
+	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS)
 
 $(CLI): $(O)spooler/msgspool.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
@@ -140,6 +150,16 @@ $(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
 	    $(O)spooler/policy.o $(CMOCKA_LIBS)
+
+# The email builder's test links it and GMime, as msgspoold does.
+$(O)tests/unit/test_message: tests/unit/test_message.c \
+    $(O)tests/unit/testutil.o $(O)spooler/message.o $(LIBA) lib/*.h \
+    spooler/message.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ispooler \
+	    $(LDFLAGS) -o $@ $< $(O)tests/unit/testutil.o \
+	    $(O)spooler/message.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS) \
+	    $(GMIME_LIBS)
 
 # make check: every unit test, the man page and OpenAPI lints, then the
 # black-box suite under each web server (MSGSPOOL_SERVERS= to choose).

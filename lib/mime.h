@@ -1,14 +1,14 @@
 /*
  * mime.h: what email needs besides templates: base64 (RFC 4648, through
- * nettle), HTML escaping for merge values, and a plain-text rendering of
- * an HTML body for the text/plain alternative.
+ * nettle), HTML escaping for merge values, a plain-text rendering of an
+ * HTML body for the text/plain alternative, and the checks of what an
+ * email may carry (addresses, file names), made when it is queued.  The
+ * message is built by msgspoold alone, with GMime (spooler/message.h).
  */
 #ifndef MIME_H
 #define MIME_H
 
 #include <stddef.h>
-#include <time.h>
-#include <jansson.h>
 
 #include "buf.h"
 
@@ -63,49 +63,6 @@ const char *mime_address_parse(const char *s, size_t len,
 
 /* Whether s is a bare ASCII addr-spec: NULL, else why not. */
 const char *mime_addr_spec_check(const char *s, size_t len);
-
-/*
- * Append a header value for an email.  Text (address 0): as it is when
- * ASCII, else as RFC 2047 UTF-8 "B" words of at most 45 bytes, cut
- * between characters.  An address (address 1, From and To): parsed with
- * mime_address_parse; only a non-ASCII display name is encoded, a
- * display name with a dot is quoted.  0, or -1 when value is not one
- * address (nothing appended) or memory ran out.
- */
-int	 mime_header_value(struct buf *, const char *value, int address);
-
-/*
- * Append the value of an attachment's Content-Type: type with a name
- * parameter, a quoted string (of RFC 2047 words when the name is not
- * printable ASCII, the fallback mail programs expect beside RFC 2231).
- */
-void	 mime_content_type(struct buf *, const char *type, const char *name);
-
-/*
- * Append the value of an attachment's Content-Disposition: "attachment;
- * filename=" the name as a quoted string when it is printable ASCII
- * without '"' or '\', else RFC 2231 "filename*=utf-8''" percent-encoded,
- * split into continuations (filename*0*, filename*1*, ...) on lines of
- * at most 78 characters.
- */
-void	 mime_content_disposition(struct buf *, const char *name);
-
-/* The RFC 5322 date of t ("Mon, 23 Nov 2026 10:00:00 +0000"), in English. */
-void	 mime_date(time_t t, char *buf, size_t len);
-
-/*
- * An email spool message ({"from","to","subject","html","text",
- * "attachments":[{"name","contentType","content"}]}) as an RFC 5322
- * message: Date, From, To, Subject, Message-ID <id@sender's domain>,
- * MIME-Version, then multipart/mixed of a multipart/alternative (text,
- * HTML; quoted-printable) and the attachments (base64).  CRLF line ends.
- * Every attachment must carry its content: one stored once (blob.h) is
- * read back first.  malloc'd (length in *len), NULL on bad input (an
- * address that is not one, an attachment without name or content) or
- * ENOMEM.
- */
-char	*mime_message(const json_t *msg, const char *id, time_t date,
-	    size_t *len);
 
 /* Whether name is a plain file name: no / \ NUL CR LF, not . or .. */
 const char *mime_filename_check(const char *name, size_t len);

@@ -32,6 +32,8 @@ struct job {
 	struct curl_slist	*rcpts;
 	curl_mime		*mime;
 	char			*body;		/* request body, if any */
+	size_t			 bodylen;	/* its length, when read by */
+	size_t			 bodyoff;	/* curl from bodyoff on (smtp) */
 	struct buf		 resp;		/* response body */
 	char			 curlerr[CURL_ERROR_SIZE];
 

@@ -1,9 +1,9 @@
 /*
  * provider_file.c: the default provider.  It writes exactly what would be
  * sent into a directory (SPOOL/outbox by default), so a fresh install
- * works end to end with no account anywhere: an email as its MIME message,
- * ID.eml, its attachments stored once (blob.h) read back into it; any
- * other message as the JSON body the http provider would POST, ID.json.
+ * works end to end with no account anywhere: an email as ID.eml, the
+ * bytes the smtp provider sends (message.h builds both); any other
+ * message as the JSON body the http provider would POST, ID.json.
  * Each is written to a temporary name, synced and renamed.
  */
 #include <errno.h>
@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "blob.h"
-#include "mime.h"
+#include "message.h"
 #include "provider.h"
 #include "util.h"
 
@@ -59,6 +57,7 @@ file_init(const struct config *cfg, const char *section,
 		free(st);
 		return NULL;
 	}
+	message_init();
 	return st;
 }
 
@@ -80,7 +79,8 @@ file_start(void *state, struct job *job)
 	struct file_state	*st = state;
 	const char		*id, *channel;
 	char			*out = NULL, *path = NULL, *tmp = NULL;
-	json_t			*what, *msg;
+	struct message		*m;
+	json_t			*what;
 	size_t			 len;
 	int			 fd, eml;
 
@@ -100,12 +100,15 @@ file_start(void *state, struct job *job)
 	eml = strcmp(channel, "email") == 0;
 	if (eml) {
 		/* The name, not the document, says where its blobs are. */
-		if ((msg = blob_message(st->spool, job->name,
+		if ((m = message_build(st->spool, job->name, id,
 		    provider_message(job), &job->status, job->err,
 		    sizeof(job->err))) == NULL)
 			return;
-		out = mime_message(msg, id, time(NULL), &len);
-		json_decref(msg);
+		job->status = MSG_TEMPFAIL;
+		out = m->data;
+		len = m->len;
+		m->data = NULL;
+		message_free(m);
 	} else {
 		what = json_pack("{s:O, s:O, s:O, s:O}", "id",
 		    json_object_get(job->doc, "id"), "channel",

@@ -786,8 +786,8 @@ def test_attachment_name_round_trips(srv, level, name):
 
 
 def test_smtp_sends_the_headers_and_stored_attachments(srv):
-    # The smtp provider builds with curl_mime: the same header values
-    # (mime.h) and the attachment stored once, streamed from blobs/.
+    # The smtp provider sends what spooler/message.c builds, the
+    # attachment stored once read from blobs/.
     inst = srv.inst
     name = "Gr\u00fc\u00dfe \u20ac \U0001F600 " + "x" * 60 + ".pdf"
     with SmtpSink() as sink:
@@ -809,6 +809,41 @@ def test_smtp_sends_the_headers_and_stored_attachments(srv):
         assert [(n, d) for n, _, d in g.attachments] == \
             [(name, PDF), ("notes.txt", TEXT)], g.attachments
     assert sorted(inst.ids("sent")) == sorted(ids(out))
+
+
+def test_smtp_sends_the_eml_byte_for_byte(srv):
+    # One builder for both providers (spooler/message.c): what a relay
+    # receives is the .eml the file provider wrote for the same document,
+    # whether the attachment is stored once (two recipients) or inline.
+    inst = srv.inst
+    name = "Gr\u00fc\u00dfe \u20ac \U0001F600 " + "x" * 60 + ".pdf"
+    frm = {"from": '"Zo\u00eb, Shop" <shop@acme.example>'}
+    out = reply(post(srv, welcome(
+        item(ANN, first_name="Zo\u00eb"), item(BOB, first_name="B"),
+        attachments=[att(name, PDF)], **frm)), 2, "success")
+    mids = ids(out)
+    out = reply(post(srv, welcome(
+        item(CY, [att("notes.txt", TEXT)], first_name="\u65e5\u672c"),
+        **frm)), 1, "success")
+    mids += ids(out)
+    docs = {m: inst.path("new", m).read_bytes() for m in mids}
+    inst.daemon_once()
+    emls = {m: eml_bytes(srv, m) for m in mids}
+    # The same documents again, queued as they were, to the SMTP relay.
+    for m in mids:
+        inst.path("sent", m).unlink()
+        p = inst.path("new", m)
+        p.write_bytes(docs[m])
+        p.chmod(0o600)
+    with SmtpSink() as sink:
+        inst.write_conf(sink.config("email", starttls="no"))
+        inst.daemon_once()
+        got = sink.wait_for(3, timeout=10)
+    assert len(got) == 3, got
+    for g in got:
+        (m,) = [m for m in mids if m in str(g.message["Message-ID"])]
+        assert g.data == emls[m], (g.data[:600], emls[m][:600])
+    assert sorted(inst.ids("sent")) == sorted(mids)
 
 
 # -------------------------------- attachments stored once (defect 6)
