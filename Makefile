@@ -48,13 +48,13 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc spool valid tmpl sms buf mime util blob
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt spool valid tmpl sms buf mime util blob
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
-		   voice-deliver email-deliver attachments messages
+		   voice-deliver email-deliver attachments messages receipts
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/policy.o \

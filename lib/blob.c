@@ -77,45 +77,11 @@ name_parse(const char *name, char *id, size_t *index)
 	return 0;
 }
 
-/*
- * Open blobs/, made when create is set and it is missing: with the mode
- * and group of new/, which the CGI user writes too (install makes both
- * 2770).  The fd, or -1 with errno set.
- */
+/* Open blobs/, made when create is set (spool_area). */
 static int
 blobs_dir(struct spool *s, int create)
 {
-	struct stat	 model, st;
-	char		 path[4096];
-	int		 fd, e;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/blobs", spool_root(s)) >=
-	    sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd != -1 || errno != ENOENT || !create)
-		return fd;
-	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
-		e = errno;
-		log_err("spool: %s: %s", path, strerror(e));
-		errno = e;
-		return -1;
-	}
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	/* Whatever the umask; a group we are not in is logged, not fatal. */
-	if (fstat(spool_dirfd(s, SPOOL_NEW), &model) == 0 &&
-	    fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	    ((st.st_gid != model.st_gid &&
-	    fchown(fd, (uid_t)-1, model.st_gid) == -1) ||
-	    ((st.st_mode & 07777) != (model.st_mode & 07777) &&
-	    fchmod(fd, model.st_mode & 07777) == -1)))
-		log_warn("spool: %s: cannot give it the group and mode of "
-		    "new/: %s", path, strerror(errno));
-	return fd;
+	return spool_area(s, "blobs", create);
 }
 
 /* Unlink blobs/ID.i of every id for each i < upto. */

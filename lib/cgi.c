@@ -257,7 +257,26 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 			goto done;
 		ctx.client = &client;
 	}
-	if (ep->limit != LIMIT_NONE) {
+	if (ep->limit == LIMIT_RAW && strcmp(req->method, "POST") == 0) {
+		if (!req->has_length) {
+			r = problem_response(problem_new(411,
+			    "length-required",
+			    "a Content-Length is required"));
+			goto done;
+		}
+		if (req->content_length > CGI_RAW_MAX) {
+			r = problem_response(problem_new(413,
+			    "payload-too-large",
+			    "the body exceeds the limit of %d bytes",
+			    CGI_RAW_MAX));
+			goto done;
+		}
+		if (cgi_request_read(req, infd) == -1) {
+			r = problem_response(problem_new(400, "invalid-body",
+			    "the body is shorter than its Content-Length"));
+			goto done;
+		}
+	} else if (ep->limit != LIMIT_NONE && ep->limit != LIMIT_RAW) {
 		limit = ep->limit == LIMIT_EMAIL ? limits.body_email :
 		    limits.body;
 		if (!req->has_length) {

@@ -16,6 +16,9 @@
 
 struct spool;
 
+/* A body taken as it is (a provider's receipt): at most this. */
+#define CGI_RAW_MAX	(64 * 1024)
+
 struct request {
 	char *const	*envp;		/* the CGI environment */
 	const char	*method;	/* REQUEST_METHOD */
@@ -48,7 +51,8 @@ typedef struct response *(*handler_fn)(struct ctx *);
 enum body_limit {
 	LIMIT_NONE,	/* GET: no body */
 	LIMIT_BODY,	/* max-body */
-	LIMIT_EMAIL	/* max-email-body */
+	LIMIT_EMAIL,	/* max-email-body */
+	LIMIT_RAW	/* CGI_RAW_MAX, any type, not parsed: req->body (POST) */
 };
 
 /* One route (conf/openapi.yaml), declared by its program. */

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "msgdoc.h"
+#include "receipt.h"
 #include "rfc3339.h"
 #include "ulid.h"
 #include "util.h"
@@ -236,19 +237,57 @@ msgdoc_status(const json_t *doc, const char *state)
 	    "failed";
 }
 
-/* The provider's own id of the message, from the reply it gave. */
-static json_t *
-provider_id(const json_t *reply)
+const char *
+msgdoc_provider(const json_t *doc)
+{
+	return json_string_value(json_object_get(json_object_get(doc,
+	    "providerReply"), "provider"));
+}
+
+const char *
+msgdoc_provider_id(const json_t *doc)
 {
 	static const char *const keys[] = { "sid", "wamid", "messageId",
 	    "id" };
-	json_t	*v;
+	json_t	*reply, *v;
 	size_t	 i;
 
+	reply = json_object_get(doc, "providerReply");
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (json_is_string(v = json_object_get(reply, keys[i])))
-			return json_incref(v);
-	return json_null();
+			return json_string_value(v);
+	return NULL;
+}
+
+int
+msgdoc_receipt(json_t *doc, const char *state, const char *status,
+    time_t at, const json_t *error)
+{
+	const char	*current;
+	json_t		*ev;
+	size_t		 i;
+
+	/* Providers say things twice: once is enough. */
+	json_array_foreach(json_object_get(doc, "events"), i, ev) {
+		const char *s = json_string_value(json_object_get(ev,
+		    "status"));
+		const char *src = json_string_value(json_object_get(ev,
+		    "source"));
+
+		if (s != NULL && src != NULL && strcmp(s, status) == 0 &&
+		    strcmp(src, "receipt") == 0)
+			return 0;
+	}
+	current = msgdoc_status(doc, state);
+	if (receipt_moves(current, status)) {
+		json_object_set_new(doc, "receiptStatus", json_string(status));
+		if (error != NULL && !json_is_null(error))
+			json_object_set_new(doc, "receiptError",
+			    json_deep_copy(error));
+	}
+	/* Kept as an event even when it moves nothing. */
+	msgdoc_event(doc, status, at, "receipt");
+	return 1;
 }
 
 /* A string field as a JSON value, null when absent. */
@@ -293,7 +332,8 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 	json_object_set_new(o, "provider", json_is_string(json_object_get(
 	    reply, "provider")) ? json_incref(json_object_get(reply,
 	    "provider")) : json_null());
-	json_object_set_new(o, "providerMessageId", provider_id(reply));
+	json_object_set_new(o, "providerMessageId", msgdoc_provider_id(doc) ?
+	    json_string(msgdoc_provider_id(doc)) : json_null());
 	err = json_string_value(json_object_get(doc, "lastError"));
 	if (json_is_object(json_object_get(doc, "receiptError")))
 		json_object_set(o, "error", json_object_get(doc,

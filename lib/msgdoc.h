@@ -83,6 +83,20 @@ void		 msgdoc_cancel(json_t *doc, time_t now);
 void		 msgdoc_event(json_t *doc, const char *status, time_t at,
 		    const char *source);
 
+/* The provider that took the message and its id there, or NULL. */
+const char	*msgdoc_provider(const json_t *doc);
+const char	*msgdoc_provider_id(const json_t *doc);
+
+/*
+ * Apply a provider's receipt saying status (delivered, read,
+ * undelivered, sent) at a time, with its error (borrowed, or NULL) to a
+ * message in state: an event from the receipt, and the status moved
+ * when it moves forward only (receipt_moves).  A receipt seen before
+ * (same status) changes nothing.  1 when doc changed, else 0.
+ */
+int		 msgdoc_receipt(json_t *doc, const char *state,
+		    const char *status, time_t at, const json_t *error);
+
 /*
  * The status of a message (conf/openapi.yaml, MessageStatus) from the
  * state directory its file is in ("new", "deferred", "cur", "sent",

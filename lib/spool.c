@@ -863,6 +863,240 @@ spool_scan(struct spool *s, enum spool_dir d,
 }
 
 int
+spool_area(struct spool *s, const char *area, int create)
+{
+	struct stat	 model, st;
+	char		 path[4096];
+	int		 fd, e;
+
+	if (strchr(area, '/') != NULL || area[0] == '.' ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", s->root, area) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 || errno != ENOENT || !create)
+		return fd;
+	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+		e = errno;
+		log_err("spool: %s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	/* Whatever the umask; a group we are not in is logged, not fatal. */
+	if (fstat(dfd(s, SPOOL_NEW), &model) == 0 &&
+	    fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    ((st.st_gid != model.st_gid &&
+	    fchown(fd, (uid_t)-1, model.st_gid) == -1) ||
+	    ((st.st_mode & 07777) != (model.st_mode & 07777) &&
+	    fchmod(fd, model.st_mode & 07777) == -1)))
+		log_warn("spool: %s: cannot give it the group and mode of "
+		    "new/: %s", path, strerror(errno));
+	return fd;
+}
+
+enum msg_status
+spool_area_store(struct spool *s, const char *area, const json_t **docs,
+    size_t n)
+{
+	const char	**names;
+	char		(*idnames)[SPOOL_NAME_MAX];
+	enum msg_status	 *st, rc = MSG_OK;
+	time_t		 *mtimes;
+	int		 *dirfds, fd;
+	const char	 *id;
+	size_t		  i;
+
+	if (n == 0)
+		return MSG_OK;
+	if ((fd = spool_area(s, area, 1)) == -1)
+		return errno_status(errno);
+	names = calloc(n, sizeof(*names));
+	idnames = calloc(n, sizeof(*idnames));
+	st = calloc(n, sizeof(*st));
+	mtimes = calloc(n, sizeof(*mtimes));
+	dirfds = calloc(n, sizeof(*dirfds));
+	if (names == NULL || idnames == NULL || st == NULL || mtimes == NULL ||
+	    dirfds == NULL) {
+		rc = MSG_TEMPFAIL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if ((id = msgdoc_id(docs[i])) == NULL || !ulid_valid(id)) {
+			rc = MSG_PERMFAIL;
+			goto out;
+		}
+		snprintf(idnames[i], sizeof(idnames[i]), "%s.json", id);
+		names[i] = idnames[i];
+		dirfds[i] = fd;
+	}
+	commit_files(s, docs, dirfds, names, mtimes, st, n);
+	/* All or nothing: what was written of a failed set goes again. */
+	for (i = 0; i < n; i++)
+		if (st[i] != MSG_OK && (rc == MSG_OK || st[i] == MSG_TEMPFAIL))
+			rc = st[i];
+	if (rc != MSG_OK)
+		for (i = 0; i < n; i++)
+			if (st[i] == MSG_OK)
+				unlinkat(fd, names[i], 0);
+out:
+	close(fd);
+	free(names);
+	free(idnames);
+	free(st);
+	free(mtimes);
+	free(dirfds);
+	return rc;
+}
+
+json_t *
+spool_area_load(struct spool *s, const char *area, const char *name,
+    char *err, size_t errlen)
+{
+	json_t	*doc;
+	int	 afd, fd, e;
+
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return NULL;
+	fd = util_open_regular(afd, name, 1);
+	e = errno;
+	close(afd);
+	if (fd == -1) {
+		util_seterr(err, errlen, "%s/%s/%s: %s", s->root, area, name,
+		    strerror(e));
+		errno = e;
+		return NULL;
+	}
+	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
+	close(fd);
+	if (msgdoc_check(doc, area, name, err, errlen) == -1) {
+		json_decref(doc);
+		errno = EINVAL;
+		return NULL;
+	}
+	return doc;
+}
+
+int
+spool_area_remove(struct spool *s, const char *area, const char *name)
+{
+	int	afd, rc;
+
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return -1;
+	rc = unlinkat(afd, name, 0);
+	close(afd);
+	return rc;
+}
+
+size_t
+spool_area_prune(struct spool *s, const char *area, time_t before)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	struct stat	 st;
+	size_t		 n = 0;
+	int		 afd;
+
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return 0;
+	if ((dir = fdopendir(afd)) == NULL) {
+		close(afd);
+		return 0;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		if (fstatat(afd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_mtime < before &&
+		    unlinkat(afd, de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+int
+spool_area_scan(struct spool *s, const char *area,
+    int (*fn)(void *, const char *), void *arg)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	int		 afd, rc = 0;
+
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if ((dir = fdopendir(afd)) == NULL) {
+		close(afd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(dir)) != NULL)
+		if (ulid_prefix(de->d_name) &&
+		    strlen(de->d_name) < SPOOL_NAME_MAX)
+			rc = fn(arg, de->d_name);
+	closedir(dir);
+	return rc;
+}
+
+int
+spool_index_put(struct spool *s, const char *key, const char *id)
+{
+	char	tmp[160];
+	int	afd, fd, rc = -1;
+
+	if (strchr(key, '/') != NULL || key[0] == '.' || strlen(key) > 128)
+		return -1;
+	if ((afd = spool_area(s, "index", 1)) == -1)
+		return -1;
+	snprintf(tmp, sizeof(tmp), ".%s.%ld", key, (long)getpid());
+	if ((fd = openat(afd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, SPOOL_FILE_MODE)) != -1) {
+		if (util_write_all(fd, id, strlen(id)) == 0 && close(fd) == 0 &&
+		    renameat(afd, tmp, afd, key) == 0)
+			rc = 0;
+		else
+			unlinkat(afd, tmp, 0);
+	}
+	close(afd);
+	return rc;
+}
+
+int
+spool_index_get(struct spool *s, const char *key, char *id)
+{
+	ssize_t	n;
+	int	afd, fd;
+
+	if (strchr(key, '/') != NULL || key[0] == '.')
+		return -1;
+	if ((afd = spool_area(s, "index", 0)) == -1)
+		return -1;
+	fd = util_open_regular(afd, key, 1);
+	close(afd);
+	if (fd == -1)
+		return -1;
+	n = read(fd, id, SPOOL_ID_LEN);
+	close(fd);
+	if (n != SPOOL_ID_LEN)
+		return -1;
+	id[SPOOL_ID_LEN] = '\0';
+	return ulid_valid(id) ? 0 : -1;
+}
+
+int
 spool_writable(struct spool *s, char *err, size_t errlen)
 {
 	int	d;

@@ -221,6 +221,45 @@ int		 spool_scan(struct spool *, enum spool_dir,
 		    int (*fn)(void *, const char *), void *arg);
 
 /*
+ * An area of the spool beside its states (blobs/, receipts/, index/):
+ * its directory fd (the caller closes it), made when create is set and
+ * it is missing, with the mode and group of new/.  -1 with errno set.
+ */
+int		 spool_area(struct spool *, const char *area, int create);
+
+/*
+ * Durably store documents (each with an "id") as area/ID.json: written
+ * in tmp/, synced, renamed, the area synced once.  All or nothing.
+ */
+enum msg_status	 spool_area_store(struct spool *, const char *area,
+		    const json_t **docs, size_t n);
+
+/* Load area/name (a document of ours, its id its name), or NULL. */
+json_t		*spool_area_load(struct spool *, const char *area,
+		    const char *name, char *err, size_t errlen);
+
+int		 spool_area_remove(struct spool *, const char *area,
+		    const char *name);
+
+/* Remove the regular files of an area modified before a time. */
+size_t		 spool_area_prune(struct spool *, const char *area,
+		    time_t before);
+
+/* spool_scan over an area (none there yet: nothing to scan). */
+int		 spool_area_scan(struct spool *, const char *area,
+		    int (*fn)(void *, const char *), void *arg);
+
+/*
+ * A small index of the spool (index/KEY -> a message id), for what
+ * providers call a message (their own id).  KEY is a plain name.  Put
+ * is not synced: a lost entry costs a receipt, never a message.  0 or
+ * -1; get fills id (SPOOL_ID_LEN + 1 bytes).
+ */
+int		 spool_index_put(struct spool *, const char *key,
+		    const char *id);
+int		 spool_index_get(struct spool *, const char *key, char *id);
+
+/*
  * Whether the daemon can work in the spool: every state directory
  * writable.  0, or -1 with the reason in err.
  */

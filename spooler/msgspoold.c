@@ -32,6 +32,7 @@
 #include "config.h"
 #include "log.h"
 #include "policy.h"
+#include "receipt.h"
 #include "provider.h"
 #include "spool.h"
 #include "valid.h"
@@ -41,6 +42,8 @@
 #define RESCAN_EVERY	5	/* fallback scan of new/ without inotify */
 #define PRUNE_EVERY	3600
 #define TMP_MAX_AGE	(36 * 3600)
+#define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
+#define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
 
 /* A provider instantiated for one config section. */
 struct route {
@@ -70,6 +73,7 @@ struct daemon {
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
+	time_t		 next_receipts;
 	struct job	**done;		/* finished, outcome not yet recorded */
 	size_t		 ndone, donecap;
 	size_t		 spool_errors;	/* claims or records the spool refused */
@@ -288,6 +292,104 @@ outcome(struct daemon *d, struct job *job)
 static void job_free(struct job *);
 
 /*
+ * Remember which message the provider's own id names, so that a
+ * receipt that names only that (WhatsApp's wamid) finds it.  0.
+ */
+static int
+index_provider_id(struct daemon *d, const json_t *doc)
+{
+	const char	*prov = msgdoc_provider(doc), *pmid;
+	char		 key[41];
+
+	if (prov == NULL || (pmid = msgdoc_provider_id(doc)) == NULL)
+		return 0;
+	receipt_index_key(prov, pmid, key);
+	if (spool_index_put(d->spool, key, msgdoc_id(doc)) == -1)
+		log_warn("%s: cannot index %s id %s: its receipts will not "
+		    "find it", msgdoc_id(doc), prov, pmid);
+	return 0;
+}
+
+/*
+ * spool_area_scan callback: apply one receipt of receipts/ to its
+ * message (msgspool-spool(5)).  A receipt whose message has no outcome
+ * yet waits for it, at most RECEIPT_KEEP; one for a message that is
+ * not ours, or not sent, is dropped with a log line.
+ */
+static int
+apply_receipt(void *arg, const char *rname)
+{
+	struct daemon	*d = arg;
+	enum spool_dir	 dir;
+	const char	*msgid, *pmid, *prov, *status, *at, *recv;
+	json_t		*r, *doc;
+	char		 key[41], id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
+	char		 err[512];
+	time_t		 when, got, now = time(NULL);
+	int		 keep = 0;
+
+	if ((r = spool_area_load(d->spool, "receipts", rname, err,
+	    sizeof(err))) == NULL) {
+		if (errno != ENOENT) {
+			log_err("receipts: %s; removed", err);
+			spool_area_remove(d->spool, "receipts", rname);
+		}
+		return 0;
+	}
+	prov = json_string_value(json_object_get(r, "provider"));
+	msgid = json_string_value(json_object_get(r, "message"));
+	pmid = json_string_value(json_object_get(r, "providerMessageId"));
+	status = json_string_value(json_object_get(r, "status"));
+	if ((at = json_string_value(json_object_get(r, "at"))) == NULL ||
+	    rfc3339_parse(at, &when) == -1)
+		when = now;
+	if ((recv = json_string_value(json_object_get(r, "received"))) ==
+	    NULL || rfc3339_parse(recv, &got) == -1)
+		got = now;
+	if (msgid == NULL && prov != NULL && pmid != NULL) {
+		receipt_index_key(prov, pmid, key);
+		if (spool_index_get(d->spool, key, id) == 0)
+			msgid = id;
+	}
+	if (status == NULL)
+		;
+	else if (msgid == NULL || spool_find(d->spool, msgid, &dir, name) ==
+	    -1)
+		/* Not recorded yet, or not ours: wait, within reason. */
+		keep = msgid == NULL;
+	else if (dir == SPOOL_SENT) {
+		if ((doc = spool_load(d->spool, dir, name, err,
+		    sizeof(err))) == NULL)
+			keep = errno == ENOENT;
+		else {
+			if (msgdoc_receipt(doc, "sent", status, when,
+			    json_object_get(r, "error")) &&
+			    spool_store(d->spool, SPOOL_SENT, name, doc,
+			    SPOOL__MAX) != MSG_OK)
+				keep = 1;
+			else
+				log_info("receipt %s: %s %s", msgid, prov,
+				    status);
+			json_decref(doc);
+		}
+	} else
+		/* Its outcome is not recorded yet: wait for it. */
+		keep = dir == SPOOL_NEW || dir == SPOOL_CUR ||
+		    dir == SPOOL_DEFERRED;
+	if (keep && now - got < RECEIPT_KEEP) {
+		json_decref(r);
+		return 0;
+	}
+	if (keep || status == NULL || msgid == NULL)
+		log_warn("receipts: %s %s for %s dropped: no message of ours "
+		    "to apply it to", prov ? prov : "?", status ? status : "?",
+		    msgid ? msgid : pmid ? pmid : "?");
+	spool_area_remove(d->spool, "receipts", rname);
+	json_decref(r);
+	return 0;
+}
+
+/*
  * Record every finished job at once: one spool_commit, so the directory
  * syncs are shared.  Only then are the claims released.
  */
@@ -318,7 +420,8 @@ flush_done(struct daemon *d)
 			log_err("%s: cannot record the outcome", id);
 			d->spool_errors++;
 		}
-		else if (items[i].dir == SPOOL_SENT)
+		else if (items[i].dir == SPOOL_SENT &&
+		    index_provider_id(d, job->doc) == 0)
 			log_info("sent %s channel=%s to=%s", id,
 			    json_string_value(json_object_get(job->doc,
 			    "channel")), msgdoc_recipient(job->doc));
@@ -556,6 +659,10 @@ chores(struct daemon *d, time_t now)
 		d->next_promote = next > 0 && next < now + PROMOTE_EVERY ?
 		    next : now + PROMOTE_EVERY;
 	}
+	if (now >= d->next_receipts) {
+		spool_area_scan(d->spool, "receipts", apply_receipt, d);
+		d->next_receipts = now + RECEIPT_EVERY;
+	}
 	if (now >= d->next_recover) {
 		if (spool_recover(d->spool) > 0)
 			d->new_dirty = 1;
@@ -577,6 +684,8 @@ chores(struct daemon *d, time_t now)
 			log_info("removed %zu stored attachments of messages "
 			    "no longer spooled", n);
 		spool_upload_prune(d->spool, now - SPOOL_UPLOAD_TTL);
+		/* A provider's id outlives its message in sent/ no longer. */
+		spool_area_prune(d->spool, "index", now - d->retention);
 		d->next_prune = now + PRUNE_EVERY;
 	}
 }

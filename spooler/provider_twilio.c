@@ -23,6 +23,7 @@ struct twilio_state {
 	char	*token;
 	char	*from;
 	char	*base;
+	char	*public;	/* public-url without its last "/", or NULL */
 	long	 timeout;
 };
 
@@ -37,6 +38,7 @@ twilio_free(void *state)
 	free(st->token);
 	free(st->from);
 	free(st->base);
+	free(st->public);
 	free(st);
 }
 
@@ -70,6 +72,14 @@ twilio_init(const struct config *cfg, const char *section,
 	len = strlen(st->base);
 	while (len > 0 && st->base[len - 1] == '/')
 		st->base[--len] = '\0';
+	/* With a public URL, Twilio reports each status to us. */
+	if ((base = config_get(cfg, NULL, "public-url")) != NULL) {
+		if ((st->public = strdup(base)) == NULL)
+			goto nomem;
+		len = strlen(st->public);
+		while (len > 0 && st->public[len - 1] == '/')
+			st->public[--len] = '\0';
+	}
 	if (provider_timeout(cfg, section, &st->timeout, err, errlen) == -1) {
 		twilio_free(st);
 		return NULL;
@@ -184,6 +194,12 @@ twilio_start(void *state, struct job *job)
 		free(tw);
 	} else
 		form(&body, job->easy, "Body", provider_msg_str(job, "body"));
+	/* The receipt names our id: it needs no index to find us. */
+	if (st->public != NULL && asprintf(&url, "%s/receipts/twilio?id=%s",
+	    st->public, msgdoc_id(job->doc)) != -1) {
+		form(&body, job->easy, "StatusCallback", url);
+		free(url);
+	}
 	job->body = buf_take(&body, NULL);
 	curl_easy_setopt(job->easy, CURLOPT_POSTFIELDS, job->body ?
 	    job->body : "");

@@ -82,6 +82,7 @@ ROUTES = {
 # Routes with a parameter: a prefix and the program that serves it.
 PREFIX_ROUTES = {
     "/messages/": "messages",
+    "/receipts/": "receipts",
 }
 PROGRAMS = sorted(set(ROUTES.values()) | set(PREFIX_ROUTES.values()))
 

@@ -1,0 +1,421 @@
+/*
+ * receipts: POST /receipts/{twilio,whatsapp,http} and the WhatsApp
+ * handshake GET /receipts/whatsapp (conf/openapi.yaml).  No API key: each
+ * request is the provider's, proved by its signature (checked in
+ * constant time against the exact bytes and URL received); a missing
+ * or wrong one is a 403 and nothing is written.  A receipt is stored
+ * durably in receipts/ (msgspool-spool(5)) before the provider hears
+ * 2xx; msgspoold applies it to its message.  This program never
+ * rewrites a message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "log.h"
+#include "problem.h"
+#include "receipt.h"
+#include "spool.h"
+
+#define RECEIPTS_MAX	1000	/* statuses in one request */
+
+/* What a request brought: receipts to store. */
+struct batchr {
+	json_t		*docs[RECEIPTS_MAX];
+	size_t		 n;
+	size_t		 dropped;	/* for messages we do not know */
+};
+
+static struct response *
+forbidden(const char *why)
+{
+	return problem_response(problem_new(403, "bad-signature", "%s", why));
+}
+
+/* The provider's name from PATH_INFO "/NAME" or REQUEST_URI. */
+static const char *
+provider_of(const struct request *req, char *buf, size_t len)
+{
+	const char	*p;
+	size_t		 n;
+
+	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/')
+		p++;
+	else if ((p = cgi_env(req->envp, "REQUEST_URI")) != NULL &&
+	    (p = strstr(p, "/receipts/")) != NULL)
+		p += strlen("/receipts/");
+	else
+		return NULL;
+	n = strcspn(p, "?/");
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * The first delivery section of the config whose provider is name and
+ * whose key has the value want (NULL: any): its name, or NULL.
+ */
+static const char *
+section_of(const struct config *cfg, const char *name, const char *key,
+    const char *want, size_t *from)
+{
+	const char	*sec, *prov, *v;
+
+	for (; (sec = config_section(cfg, *from)) != NULL; (*from)++) {
+		prov = config_get(cfg, sec, "provider");
+		if (prov == NULL || strcmp(prov, name) != 0)
+			continue;
+		v = key ? config_get(cfg, sec, key) : NULL;
+		if (key == NULL || (v != NULL && want != NULL &&
+		    strcmp(v, want) == 0)) {
+			(*from)++;
+			return sec;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A receipt document: for message id (or NULL) / the provider's id, our
+ * status and the provider's, when, and the error (stolen, may be NULL).
+ */
+static json_t *
+receipt_doc(const char *provider, const char *msgid, const char *pmid,
+    const char *status, const char *theirs, time_t at, json_t *error)
+{
+	char	 rid[SPOOL_ID_LEN + 1], when[RFC3339_LEN], now[RFC3339_LEN];
+	json_t	*doc;
+
+	if (ulid_new(rid) == -1) {
+		json_decref(error);
+		return NULL;
+	}
+	rfc3339_format(at, when, sizeof(when));
+	rfc3339_format(time(NULL), now, sizeof(now));
+	doc = json_pack("{s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s, "
+	    "s:o}", "version", MSGDOC_VERSION, "id", rid, "provider", provider,
+	    "message", msgid, "providerMessageId", pmid, "status", status,
+	    "providerStatus", theirs, "at", when, "received", now, "error",
+	    error ? error : json_null());
+	return doc;
+}
+
+/*
+ * Add a receipt for msgid (when known) or pmid.  A receipt naming a
+ * message id we do not have is dropped (logged): providers would retry
+ * an error for ever.
+ */
+static int
+add(struct ctx *ctx, struct batchr *b, json_t *doc)
+{
+	enum spool_dir	 d;
+	const char	*msgid;
+	char		 name[SPOOL_NAME_MAX];
+
+	if (doc == NULL)
+		return -1;
+	msgid = json_string_value(json_object_get(doc, "message"));
+	if (msgid != NULL && spool_find(ctx->spool, msgid, &d, name) == -1) {
+		log_warn("receipts: %s receipt for unknown message %s dropped",
+		    json_string_value(json_object_get(doc, "provider")), msgid);
+		b->dropped++;
+		json_decref(doc);
+		return 0;
+	}
+	if (b->n == RECEIPTS_MAX) {
+		json_decref(doc);
+		return 0;
+	}
+	b->docs[b->n++] = doc;
+	return 0;
+}
+
+/* The URL Twilio signed: public-url, the route, the query string. */
+static char *
+twilio_url(const struct ctx *ctx)
+{
+	const char	*base, *q;
+	char		*url;
+	size_t		 blen;
+
+	if ((base = config_get(ctx->cfg, NULL, "public-url")) == NULL)
+		return NULL;
+	blen = strlen(base);
+	while (blen > 0 && base[blen - 1] == '/')
+		blen--;
+	q = cgi_env(ctx->req->envp, "QUERY_STRING");
+	if (asprintf(&url, "%.*s/receipts/twilio%s%s", (int)blen, base,
+	    q && *q ? "?" : "", q && *q ? q : "") == -1)
+		return NULL;
+	return url;
+}
+
+static struct response *
+twilio(struct ctx *ctx, struct batchr *b)
+{
+	const struct request	*req = ctx->req;
+	const char		*sec, *sid, *theirs, *ours, *pmid, *code;
+	char			*token, *url, err[256];
+	json_t			*form, *query, *error = NULL;
+	size_t			 from = 0;
+	int			 ok = 0, call;
+
+	/* NULL from here on: go on and store what was added. */
+	if ((form = receipt_form_parse(req->body ? req->body : "",
+	    req->body_len)) == NULL)
+		return forbidden("the body is not a Twilio form");
+	sid = json_string_value(json_object_get(form, "AccountSid"));
+	url = twilio_url(ctx);
+	while (sid != NULL && url != NULL && !ok &&
+	    (sec = section_of(ctx->cfg, "twilio", "account-sid", sid,
+	    &from)) != NULL) {
+		token = config_secret(ctx->cfg, sec, "auth-token", err,
+		    sizeof(err));
+		ok = receipt_twilio_verify(token, url, form,
+		    cgi_env(req->envp, "HTTP_X_TWILIO_SIGNATURE"));
+		free(token);
+	}
+	free(url);
+	if (!ok) {
+		json_decref(form);
+		return forbidden("no valid X-Twilio-Signature for this "
+		    "account");
+	}
+	call = json_object_get(form, "CallStatus") != NULL;
+	theirs = json_string_value(json_object_get(form, call ? "CallStatus" :
+	    "MessageStatus"));
+	pmid = json_string_value(json_object_get(form, call ? "CallSid" :
+	    "MessageSid"));
+	/* queued, accepted, sending ...: nothing to tell a client. */
+	if ((ours = receipt_twilio_status(theirs, call)) != NULL) {
+		query = receipt_form_parse(cgi_env(req->envp, "QUERY_STRING") ?
+		    cgi_env(req->envp, "QUERY_STRING") : "", strlen(
+		    cgi_env(req->envp, "QUERY_STRING") ?
+		    cgi_env(req->envp, "QUERY_STRING") : ""));
+		if ((code = json_string_value(json_object_get(form,
+		    "ErrorCode"))) != NULL && *code != '\0')
+			error = json_pack("{s:s, s:s}", "code", code, "message",
+			    json_string_value(json_object_get(form,
+			    "ErrorMessage")) ? json_string_value(
+			    json_object_get(form, "ErrorMessage")) : theirs);
+		if (add(ctx, b, receipt_doc("twilio", ulid_valid(
+		    json_string_value(json_object_get(query, "id")) ?
+		    json_string_value(json_object_get(query, "id")) : "") ?
+		    json_string_value(json_object_get(query, "id")) : NULL,
+		    pmid, ours, theirs, time(NULL), error)) == -1) {
+			json_decref(query);
+			json_decref(form);
+			return response_error(500, "out of memory");
+		}
+		json_decref(query);
+	}
+	json_decref(form);
+	return NULL;
+}
+
+/* The handshake: hub.verify_token must be a whatsapp section's. */
+static struct response *
+whatsapp_verify(struct ctx *ctx)
+{
+	const char	*q, *mode, *tok, *challenge, *sec;
+	char		*want, err[256];
+	json_t		*query;
+	struct response	*r = NULL;
+	size_t		 from = 0;
+
+	q = cgi_env(ctx->req->envp, "QUERY_STRING");
+	if ((query = receipt_form_parse(q ? q : "", q ? strlen(q) : 0)) ==
+	    NULL)
+		return forbidden("not a verification request");
+	mode = json_string_value(json_object_get(query, "hub.mode"));
+	tok = json_string_value(json_object_get(query, "hub.verify_token"));
+	challenge = json_string_value(json_object_get(query,
+	    "hub.challenge"));
+	while (r == NULL && mode != NULL && strcmp(mode, "subscribe") == 0 &&
+	    tok != NULL && challenge != NULL &&
+	    (sec = section_of(ctx->cfg, "whatsapp", NULL, NULL, &from)) !=
+	    NULL) {
+		want = config_secret(ctx->cfg, sec, "verify-token", err,
+		    sizeof(err));
+		if (want != NULL && strlen(want) == strlen(tok) &&
+		    receipt_equal(want, tok, strlen(tok)))
+			r = response_new(200, "text/plain", challenge,
+			    strlen(challenge));
+		free(want);
+	}
+	json_decref(query);
+	return r ? r : forbidden("the verify token is not ours");
+}
+
+static struct response *
+whatsapp(struct ctx *ctx, struct batchr *b)
+{
+	const struct request	*req = ctx->req;
+	const char		*phone, *sec, *theirs, *ours, *ts;
+	char			*secret, err[256];
+	json_t			*body, *entry, *change, *value, *st, *e0;
+	json_t			*error;
+	size_t			 i, j, k, from;
+	int			 ok;
+
+	if ((body = json_loadb(req->body ? req->body : "", req->body_len, 0,
+	    NULL)) == NULL)
+		return forbidden("the body is not a Cloud API webhook");
+	/* Every value's phone number must be one of ours, signed by it. */
+	json_array_foreach(json_object_get(body, "entry"), i, entry)
+	json_array_foreach(json_object_get(entry, "changes"), j, change) {
+		value = json_object_get(change, "value");
+		phone = json_string_value(json_object_get(json_object_get(
+		    value, "metadata"), "phone_number_id"));
+		from = 0;
+		ok = 0;
+		while (phone != NULL && !ok && (sec = section_of(ctx->cfg,
+		    "whatsapp", "phone-number-id", phone, &from)) != NULL) {
+			secret = config_secret(ctx->cfg, sec, "app-secret",
+			    err, sizeof(err));
+			ok = receipt_meta_verify(secret, req->body,
+			    req->body_len, cgi_env(req->envp,
+			    "HTTP_X_HUB_SIGNATURE_256"));
+			free(secret);
+		}
+		if (!ok) {
+			json_decref(body);
+			return forbidden("no valid X-Hub-Signature-256 for "
+			    "this phone number");
+		}
+	}
+	json_array_foreach(json_object_get(body, "entry"), i, entry)
+	json_array_foreach(json_object_get(entry, "changes"), j, change)
+	json_array_foreach(json_object_get(json_object_get(change, "value"),
+	    "statuses"), k, st) {
+		theirs = json_string_value(json_object_get(st, "status"));
+		if ((ours = receipt_meta_status(theirs)) == NULL)
+			continue;
+		ts = json_string_value(json_object_get(st, "timestamp"));
+		error = NULL;
+		if ((e0 = json_array_get(json_object_get(st, "errors"), 0)))
+			error = json_pack("{s:O?, s:O?}", "code",
+			    json_object_get(e0, "code"), "message",
+			    json_object_get(e0, "message") ? json_object_get(e0,
+			    "message") : json_object_get(e0, "title"));
+		if (add(ctx, b, receipt_doc("whatsapp", NULL,
+		    json_string_value(json_object_get(st, "id")), ours, theirs,
+		    ts ? (time_t)strtoll(ts, NULL, 10) : time(NULL), error)) ==
+		    -1) {
+			json_decref(body);
+			return response_error(500, "out of memory");
+		}
+	}
+	json_decref(body);
+	return NULL;
+}
+
+static struct response *
+http(struct ctx *ctx, struct batchr *b)
+{
+	const struct request	*req = ctx->req;
+	const char		*sec, *id, *status, *at;
+	char			*secret, err[256];
+	json_t			*body;
+	time_t			 when = time(NULL);
+	size_t			 from = 0;
+	int			 ok = 0;
+
+	while (!ok && (sec = section_of(ctx->cfg, "http", NULL, NULL,
+	    &from)) != NULL) {
+		secret = config_secret(ctx->cfg, sec, "receipt-secret", err,
+		    sizeof(err));
+		ok = secret != NULL && receipt_stdwh_verify(secret,
+		    cgi_env(req->envp, "HTTP_WEBHOOK_ID"),
+		    cgi_env(req->envp, "HTTP_WEBHOOK_TIMESTAMP"),
+		    req->body ? req->body : "", req->body_len,
+		    cgi_env(req->envp, "HTTP_WEBHOOK_SIGNATURE"), time(NULL));
+		free(secret);
+	}
+	if (!ok)
+		return forbidden("no valid webhook-signature");
+	if ((body = json_loadb(req->body ? req->body : "", req->body_len, 0,
+	    NULL)) == NULL || !json_is_string(json_object_get(body, "id")) ||
+	    !json_is_string(json_object_get(body, "status"))) {
+		json_decref(body);
+		return problem_response(problem_new(400, "invalid-field",
+		    "a receipt is {\"id\", \"status\", \"at\"?, \"error\"?}"));
+	}
+	id = json_string_value(json_object_get(body, "id"));
+	status = json_string_value(json_object_get(body, "status"));
+	if (receipt_moves("sent", status) == 0 && strcmp(status, "sent") != 0) {
+		json_decref(body);
+		return problem_response(problem_new(400, "invalid-field",
+		    "status must be sent, delivered, read or undelivered"));
+	}
+	if ((at = json_string_value(json_object_get(body, "at"))) != NULL)
+		rfc3339_parse(at, &when);
+	if (add(ctx, b, receipt_doc("http", ulid_valid(id) ? id : NULL,
+	    ulid_valid(id) ? NULL : id, status, status, when,
+	    json_is_object(json_object_get(body, "error")) ? json_incref(
+	    json_object_get(body, "error")) : NULL)) == -1) {
+		json_decref(body);
+		return response_error(500, "out of memory");
+	}
+	json_decref(body);
+	return NULL;
+}
+
+static struct response *
+receipts(struct ctx *ctx)
+{
+	struct batchr	 b;
+	struct response	*r;
+	enum msg_status	 st;
+	char		 name[32];
+	const char	*p;
+	size_t		 i;
+
+	memset(&b, 0, sizeof(b));
+	if ((p = provider_of(ctx->req, name, sizeof(name))) == NULL ||
+	    (strcmp(p, "twilio") != 0 && strcmp(p, "whatsapp") != 0 &&
+	    strcmp(p, "http") != 0))
+		return problem_response(problem_new(404, "not-found",
+		    "no such provider: /receipts/twilio, /receipts/whatsapp "
+		    "or /receipts/http"));
+	if (strcmp(ctx->req->method, "GET") == 0) {
+		if (strcmp(p, "whatsapp") != 0) {
+			r = problem_response(problem_new(405,
+			    "method-not-allowed", "GET is for the WhatsApp "
+			    "handshake only; use POST"));
+			if (r != NULL)
+				response_header(r, "Allow", "POST");
+			return r;
+		}
+		return whatsapp_verify(ctx);
+	}
+	r = strcmp(p, "twilio") == 0 ? twilio(ctx, &b) :
+	    strcmp(p, "whatsapp") == 0 ? whatsapp(ctx, &b) : http(ctx, &b);
+	if (r == NULL && b.n > 0 && (st = spool_area_store(ctx->spool,
+	    "receipts", (const json_t **)b.docs, b.n)) != MSG_OK)
+		r = response_error(st == MSG_TEMPFAIL ? 503 : 500,
+		    "the receipt cannot be stored now");
+	if (r == NULL)
+		r = response_json(200, json_pack("{s:I, s:I}", "stored",
+		    (json_int_t)b.n, "dropped", (json_int_t)b.dropped));
+	for (i = 0; i < b.n; i++)
+		json_decref(b.docs[i]);
+	return r;
+}
+
+static const struct endpoint endpoint = {
+	.method = "POST, GET",
+	.needs_key = 0,
+	.scope = 0,
+	.limit = LIMIT_RAW,
+	.needs_spool = 1,
+	.handler = receipts,
+};
+
+CGI_MAIN(endpoint)

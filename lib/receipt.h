@@ -1,0 +1,83 @@
+/*
+ * receipt.h: delivery receipts from providers (conf/openapi.yaml,
+ * /receipts/{provider}; msgspool-spool(5), receipts/): checking their
+ * signatures, reading their bodies, and what their statuses mean.
+ * Pure functions over bytes; the receipts program and msgspoold use
+ * them.
+ */
+#ifndef RECEIPT_H
+#define RECEIPT_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+/* Seconds a Standard Webhooks timestamp may be off (5 minutes). */
+#define RECEIPT_TOLERANCE	300
+
+/*
+ * Parse an application/x-www-form-urlencoded body into an object of
+ * name -> value (both percent-decoded, '+' a space; a repeated name
+ * keeps its first value).  NULL when it is not valid (bad escapes,
+ * invalid UTF-8) or out of memory.
+ */
+json_t		*receipt_form_parse(const char *body, size_t len);
+
+/*
+ * Twilio's X-Twilio-Signature of a request: base64(HMAC-SHA1(token,
+ * url followed by each parameter's name and value, sorted by name)).
+ * Returns 1 when sig is it (compared in constant time), 0 otherwise.
+ */
+int		 receipt_twilio_verify(const char *token, const char *url,
+		    const json_t *params, const char *sig);
+
+/*
+ * Meta's X-Hub-Signature-256: "sha256=" and the hex HMAC-SHA256 of the
+ * raw body with the app secret.  1 when it matches, else 0.
+ */
+int		 receipt_meta_verify(const char *secret, const char *body,
+		    size_t len, const char *header);
+
+/*
+ * Standard Webhooks 1.0: webhook-signature holds one or more
+ * space-separated "v1,BASE64" of HMAC-SHA256(key, id "." timestamp "."
+ * body), the key being the base64 after "whsec_" in secret.  1 when
+ * one matches and the timestamp is within RECEIPT_TOLERANCE of now.
+ */
+int		 receipt_stdwh_verify(const char *secret, const char *id,
+		    const char *timestamp, const char *body, size_t len,
+		    const char *signatures, time_t now);
+
+/*
+ * Sign as Standard Webhooks does: "v1," and the base64 signature, into
+ * a malloc'd string.  NULL when the secret is not "whsec_" and base64.
+ */
+char		*receipt_stdwh_sign(const char *secret, const char *id,
+		    const char *timestamp, const char *body, size_t len);
+
+/*
+ * The index key (spool_index_put) of a provider's id for a message:
+ * 40 hex digits of SHA-256 of "provider:pmid", into out[41].
+ */
+void		 receipt_index_key(const char *provider, const char *pmid,
+		    char *out);
+
+/* Compare n bytes in time independent of their contents. */
+int		 receipt_equal(const void *a, const void *b, size_t n);
+
+/*
+ * Our status for a provider's: "delivered", "read", "undelivered",
+ * "sent", or NULL for one that is an event only (queued, sending ...)
+ * or unknown.  call: a Twilio call's status (CallStatus).
+ */
+const char	*receipt_twilio_status(const char *status, int call);
+const char	*receipt_meta_status(const char *status);
+
+/*
+ * Whether a receipt saying status may move a message that is now
+ * current: only forward (sent -> delivered -> read; sent ->
+ * undelivered), never back.
+ */
+int		 receipt_moves(const char *current, const char *status);
+
+#endif

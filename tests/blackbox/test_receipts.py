@@ -1,0 +1,286 @@
+"""Delivery receipts: /receipts/{twilio,whatsapp,http} through the real web
+server, signed as the providers sign (computed here with Python's hmac,
+not the project's code), stored in receipts/ and applied by msgspoold to
+GET /messages/{id} (conf/openapi.yaml; msgspool-spool(5))."""
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import urllib.parse
+
+import pytest
+
+from delivery_support import daemons  # noqa: F401 (fixture)
+from standin import Standin
+
+__all__ = ["daemons"]
+
+PUBLIC = "https://msg.example.com"
+HTTP_SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef01234567").decode()
+
+
+@pytest.fixture
+def standin():
+    with Standin() as s:
+        yield s
+
+
+def _status(srv, msgid):
+    r = srv.get("/messages/" + msgid)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _receipts(inst):
+    d = inst.spool / "receipts"
+    return sorted(p.name for p in d.iterdir()) if d.is_dir() else []
+
+
+# ---------------------------------------------------------------- twilio
+
+def _twilio_sig(token, url, params):
+    data = url + "".join(k + params[k] for k in sorted(params))
+    mac = hmac.new(token.encode(), data.encode(), hashlib.sha1).digest()
+    return base64.b64encode(mac).decode()
+
+
+def _twilio_post(srv, standin, msgid, params, sig=None, query=None):
+    query = f"id={msgid}" if query is None else query
+    url = f"{PUBLIC}/receipts/twilio" + (f"?{query}" if query else "")
+    if sig is None:
+        sig = _twilio_sig(standin.twilio_auth_token, url, params)
+    path = "/receipts/twilio" + (f"?{query}" if query else "")
+    return srv.request("POST", path, client=None,
+                       data=urllib.parse.urlencode(params),
+                       headers={"Content-Type":
+                                "application/x-www-form-urlencoded",
+                                "X-Twilio-Signature": sig})
+
+
+def _twilio_sent(srv, standin, daemons):
+    inst = srv.inst
+    inst.write_conf(f"public-url = {PUBLIC}\n" + standin.twilio_config())
+    r = srv.sms(recipient="+4915112340077", messageBody="receipt me")
+    assert r.status_code == 202, r.text
+    sid = r.json()["smsId"]
+    daemons.once(inst.conf)
+    reqs = standin.wait_for(1, timeout=5, api="twilio")
+    assert standin.violations == [], standin.violations
+    # msgspool asked Twilio to report to us, naming the message.
+    form = reqs[0]["form"]
+    assert form["StatusCallback"] == f"{PUBLIC}/receipts/twilio?id={sid}"
+    st = _status(srv, sid)
+    assert st["status"] == "sent" and st["provider"] == "twilio"
+    return sid, st["providerMessageId"]
+
+
+def _twilio_params(standin, msg_sid, status, **extra):
+    p = {"AccountSid": standin.twilio_account_sid, "MessageSid": msg_sid,
+         "SmsSid": msg_sid, "MessageStatus": status, "SmsStatus": status,
+         "To": "+4915112340077", "From": standin.twilio_from,
+         "ApiVersion": "2010-04-01"}
+    p.update(extra)
+    return p
+
+
+def test_twilio_delivered(srv, standin, daemons):
+    sid, msg_sid = _twilio_sent(srv, standin, daemons)
+    assert msg_sid and msg_sid.startswith("SM")
+    # As Twilio does: every step, one of them twice.
+    for status in ("sent", "delivered", "delivered"):
+        r = _twilio_post(srv, standin, sid,
+                         _twilio_params(standin, msg_sid, status))
+        assert r.status_code == 200, r.text
+    daemons.once(srv.inst.conf)
+    st = _status(srv, sid)
+    assert st["status"] == "delivered", st
+    assert st["completedAt"] is not None
+    got = [(e["status"], e.get("source")) for e in st["events"]]
+    assert got.count(("delivered", "receipt")) == 1, got
+    assert _receipts(srv.inst) == []
+
+
+def test_twilio_undelivered_with_error(srv, standin, daemons):
+    sid, msg_sid = _twilio_sent(srv, standin, daemons)
+    r = _twilio_post(srv, standin, sid, _twilio_params(
+        standin, msg_sid, "undelivered", ErrorCode="30003",
+        ErrorMessage="Unreachable destination handset"))
+    assert r.status_code == 200, r.text
+    daemons.once(srv.inst.conf)
+    st = _status(srv, sid)
+    assert st["status"] == "undelivered"
+    assert st["error"]["code"] == "30003", st
+
+
+def test_twilio_bad_signature_is_403_and_stores_nothing(srv, standin,
+                                                        daemons):
+    sid, msg_sid = _twilio_sent(srv, standin, daemons)
+    params = _twilio_params(standin, msg_sid, "delivered")
+    for sig in ("", "bm90IGEgc2lnbmF0dXJl",
+                _twilio_sig("wrong token", f"{PUBLIC}/receipts/twilio?id="
+                            + sid, params)):
+        r = _twilio_post(srv, standin, sid, params, sig=sig)
+        assert r.status_code == 403, (sig, r.status_code, r.text)
+        assert r.headers["Content-Type"].startswith(
+            "application/problem+json")
+    # Signed for another message than the URL says: refused too.
+    r = _twilio_post(srv, standin, sid, params, sig=_twilio_sig(
+        standin.twilio_auth_token, f"{PUBLIC}/receipts/twilio", params))
+    assert r.status_code == 403
+    assert _receipts(srv.inst) == []
+    daemons.once(srv.inst.conf)
+    assert _status(srv, sid)["status"] == "sent"
+
+
+def test_receipt_before_its_outcome_waits(srv, standin, daemons):
+    """A receipt for a message whose send is not recorded yet is kept
+    and applied once it is."""
+    inst = srv.inst
+    inst.write_conf(f"public-url = {PUBLIC}\n" + standin.twilio_config())
+    sid = srv.sms(recipient="+4915112340078").json()["smsId"]
+    r = _twilio_post(srv, standin, sid,
+                     _twilio_params(standin, "SM" + "0" * 32, "delivered"))
+    assert r.status_code == 200, r.text
+    assert len(_receipts(inst)) == 1
+    daemons.once(inst.conf)
+    daemons.once(inst.conf)
+    assert _status(srv, sid)["status"] == "delivered"
+    assert _receipts(inst) == []
+
+
+def test_receipt_for_unknown_message_is_dropped(srv, standin):
+    srv.inst.write_conf(f"public-url = {PUBLIC}\n" + standin.twilio_config())
+    ghost = "01M8500000000000000000GHST"
+    r = _twilio_post(srv, standin, ghost,
+                     _twilio_params(standin, "SM" + "1" * 32, "delivered"))
+    assert r.status_code == 200, r.text
+    assert r.json()["dropped"] == 1
+    assert _receipts(srv.inst) == []
+
+
+# -------------------------------------------------------------- whatsapp
+
+APP_SECRET = "meta-app-secret"
+VERIFY = "verify-me-please"
+
+
+def _wa_conf(standin):
+    return (standin.whatsapp_config(1) + f"app-secret = {APP_SECRET}\n"
+            f"verify-token = {VERIFY}\n")
+
+
+def test_whatsapp_handshake(srv, standin):
+    srv.inst.write_conf(_wa_conf(standin))
+    q = {"hub.mode": "subscribe", "hub.verify_token": VERIFY,
+         "hub.challenge": "1158201444"}
+    r = srv.get("/receipts/whatsapp?" + urllib.parse.urlencode(q),
+                client=None)
+    assert r.status_code == 200, r.text
+    assert r.text == "1158201444"
+    assert r.headers["Content-Type"].startswith("text/plain")
+    q["hub.verify_token"] = "not it"
+    r = srv.get("/receipts/whatsapp?" + urllib.parse.urlencode(q),
+                client=None)
+    assert r.status_code == 403
+
+
+def _wa_body(standin, statuses):
+    return json.dumps({"object": "whatsapp_business_account", "entry": [{
+        "id": "102290129340398", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "15550783881",
+                         "phone_number_id":
+                         standin.whatsapp_phone_number_id},
+            "statuses": statuses}}]}]}).encode()
+
+
+def _wa_post(srv, body, secret=APP_SECRET):
+    sig = "sha256=" + hmac.new(secret.encode(), body,
+                               hashlib.sha256).hexdigest()
+    return srv.request("POST", "/receipts/whatsapp", client=None, data=body,
+                       headers={"Content-Type": "application/json",
+                                "X-Hub-Signature-256": sig})
+
+
+def test_whatsapp_read_never_goes_back(srv, standin, daemons):
+    inst = srv.inst
+    inst.write_conf(_wa_conf(standin))
+    r = srv.post_json("/ott/v1/deliver", {"payload": [
+        {"recipient": "4915112340090", "templateID": "otp",
+         "templateParameters": ["4711"], "channelType": 1}]})
+    assert r.status_code == 200, r.text
+    mid = r.json()[0]["messageId"]
+    daemons.once(inst.conf)
+    st = _status(srv, mid)
+    assert st["status"] == "sent" and st["provider"] == "whatsapp"
+    wamid = st["providerMessageId"]
+    assert wamid.startswith("wamid.")
+    ts = str(int(time.time()))
+    # Out of order and twice: read first, then delivered, then read.
+    body = _wa_body(standin, [
+        {"id": wamid, "status": "read", "timestamp": ts,
+         "recipient_id": "4915112340090"},
+        {"id": wamid, "status": "delivered", "timestamp": ts,
+         "recipient_id": "4915112340090"}])
+    assert _wa_post(srv, body, secret="wrong").status_code == 403
+    assert _receipts(inst) == []
+    r = _wa_post(srv, body)
+    assert r.status_code == 200, r.text
+    assert r.json()["stored"] == 2
+    daemons.once(inst.conf)
+    st = _status(srv, mid)
+    assert st["status"] == "read", st
+    kinds = [e["status"] for e in st["events"]]
+    assert "delivered" in kinds and "read" in kinds, kinds
+
+
+# ------------------------------------------------------------------ http
+
+def _stdwh(secret, msg_id, ts, body):
+    key = base64.b64decode(secret[len("whsec_"):])
+    mac = hmac.new(key, f"{msg_id}.{ts}.".encode() + body,
+                   hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def test_http_receipt_signed_per_standard_webhooks(srv, standin, daemons):
+    inst = srv.inst
+    inst.write_conf(standin.hook_config("sms") +
+                    f"receipt-secret = {HTTP_SECRET}\n")
+    sid = srv.sms(recipient="+4915112340079").json()["smsId"]
+    daemons.once(inst.conf)
+    assert _status(srv, sid)["status"] == "sent"
+    body = json.dumps({"id": sid, "status": "undelivered",
+                       "error": {"code": "E42", "message": "no route"}}
+                      ).encode()
+    ts = str(int(time.time()))
+    hdrs = {"Content-Type": "application/json", "webhook-id": "msg_1",
+            "webhook-timestamp": ts}
+    # Wrong key, stale timestamp: 403.
+    bad = dict(hdrs, **{"webhook-signature": _stdwh(
+        "whsec_" + base64.b64encode(b"x" * 24).decode(), "msg_1", ts,
+        body)})
+    assert srv.request("POST", "/receipts/http", client=None, data=body,
+                       headers=bad).status_code == 403
+    old = str(int(time.time()) - 3600)
+    stale = dict(hdrs, **{"webhook-timestamp": old, "webhook-signature":
+                          _stdwh(HTTP_SECRET, "msg_1", old, body)})
+    assert srv.request("POST", "/receipts/http", client=None, data=body,
+                       headers=stale).status_code == 403
+    good = dict(hdrs, **{"webhook-signature": "v1,bm9wZQ== " +
+                         _stdwh(HTTP_SECRET, "msg_1", ts, body)})
+    r = srv.request("POST", "/receipts/http", client=None, data=body,
+                    headers=good)
+    assert r.status_code == 200, r.text
+    daemons.once(inst.conf)
+    st = _status(srv, sid)
+    assert st["status"] == "undelivered"
+    assert st["error"] == {"code": "E42", "message": "no route"}
+
+
+def test_unknown_provider_is_404(srv):
+    r = srv.request("POST", "/receipts/pigeon", client=None, data=b"x",
+                    headers={"Content-Type": "text/plain"})
+    assert r.status_code == 404

@@ -1,0 +1,187 @@
+/*
+ * test_receipt.c: receipts' signatures against the providers' published
+ * examples, form bodies, and the statuses they map to.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "receipt.h"
+
+/* Twilio's documented example (Security: validating requests). */
+static void
+test_twilio_signature(void **state)
+{
+	const char	*url = "https://mycompany.com/myapp.php?foo=1&bar=2";
+	json_t		*p;
+
+	(void)state;
+	p = json_pack("{s:s, s:s, s:s, s:s, s:s}", "CallSid",
+	    "CA1234567890ABCDE", "Caller", "+12349013030", "Digits", "1234",
+	    "From", "+12349013030", "To", "+18005551212");
+	assert_true(receipt_twilio_verify("12345", url, p,
+	    "0/KCTR6DLpKmkAf8muzZqo1nDgQ="));
+	assert_false(receipt_twilio_verify("12346", url, p,
+	    "0/KCTR6DLpKmkAf8muzZqo1nDgQ="));
+	assert_false(receipt_twilio_verify("12345", "https://mycompany.com/"
+	    "myapp.php?foo=1&bar=3", p, "0/KCTR6DLpKmkAf8muzZqo1nDgQ="));
+	assert_false(receipt_twilio_verify("12345", url, p, ""));
+	assert_false(receipt_twilio_verify("12345", url, p, NULL));
+	json_object_set_new(p, "Digits", json_string("1235"));
+	assert_false(receipt_twilio_verify("12345", url, p,
+	    "0/KCTR6DLpKmkAf8muzZqo1nDgQ="));
+	json_decref(p);
+}
+
+/* The Standard Webhooks specification's example. */
+static void
+test_standard_webhooks(void **state)
+{
+	const char	*secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+	const char	*body = "{\"test\": 2432232314}";
+	const char	*sig = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+	char		*made;
+
+	(void)state;
+	made = receipt_stdwh_sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek",
+	    "1614265330", body, strlen(body));
+	assert_string_equal(made, sig);
+	free(made);
+	assert_true(receipt_stdwh_verify(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek",
+	    "1614265330", body, strlen(body), sig, 1614265330));
+	/* Among several, space-separated. */
+	assert_true(receipt_stdwh_verify(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek",
+	    "1614265330", body, strlen(body),
+	    "v1,Zm9v v1a,xx v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+	    1614265330 + 299));
+	/* Too old, too new, another id, another body, no "v1,". */
+	assert_false(receipt_stdwh_verify(secret,
+	    "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", body, strlen(body),
+	    sig, 1614265330 + 301));
+	assert_false(receipt_stdwh_verify(secret,
+	    "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", body, strlen(body),
+	    sig, 1614265330 - 301));
+	assert_false(receipt_stdwh_verify(secret, "msg_other", "1614265330",
+	    body, strlen(body), sig, 1614265330));
+	assert_false(receipt_stdwh_verify(secret,
+	    "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", "{}", 2, sig,
+	    1614265330));
+	assert_false(receipt_stdwh_verify(secret,
+	    "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", body, strlen(body),
+	    sig + 3, 1614265330));
+	assert_false(receipt_stdwh_verify("not-whsec",
+	    "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", body, strlen(body),
+	    sig, 1614265330));
+	assert_null(receipt_stdwh_sign("nope", "a", "1", "", 0));
+}
+
+static void
+test_meta_signature(void **state)
+{
+	const char	*body = "{\"a\":1}";
+
+	(void)state;
+	assert_true(receipt_meta_verify("secret", body, strlen(body),
+	    "sha256=aa9e2e3575f5d7098b6caccd790888c36d5fdb63342a73bada2d6a"
+	    "51747a8494"));
+	assert_true(receipt_meta_verify("secret", body, strlen(body),
+	    "sha256=AA9E2E3575F5D7098B6CACCD790888C36D5FDB63342A73BADA2D6A"
+	    "51747A8494"));
+	assert_false(receipt_meta_verify("secreT", body, strlen(body),
+	    "sha256=aa9e2e3575f5d7098b6caccd790888c36d5fdb63342a73bada2d6a"
+	    "51747a8494"));
+	assert_false(receipt_meta_verify("secret", body, strlen(body),
+	    "sha1=aa9e"));
+	assert_false(receipt_meta_verify("secret", body, strlen(body), NULL));
+}
+
+static void
+test_form(void **state)
+{
+	json_t	*f;
+
+	(void)state;
+	f = receipt_form_parse("A=1&B=x+y%21&A=2&C&D=%C3%BC", 27);
+	assert_non_null(f);
+	assert_string_equal(json_string_value(json_object_get(f, "A")), "1");
+	assert_string_equal(json_string_value(json_object_get(f, "B")),
+	    "x y!");
+	assert_string_equal(json_string_value(json_object_get(f, "C")), "");
+	assert_string_equal(json_string_value(json_object_get(f, "D")),
+	    "\xc3\xbc");
+	json_decref(f);
+	assert_null(receipt_form_parse("A=%zz", 5));
+	assert_null(receipt_form_parse("A=%4", 4));
+	assert_null(receipt_form_parse("A=%00", 5));
+	assert_null(receipt_form_parse("A=%ff", 5));	/* not UTF-8 */
+	f = receipt_form_parse("", 0);
+	assert_int_equal(json_object_size(f), 0);
+	json_decref(f);
+}
+
+static void
+test_statuses(void **state)
+{
+	(void)state;
+	assert_string_equal(receipt_twilio_status("delivered", 0), "delivered");
+	assert_string_equal(receipt_twilio_status("failed", 0), "undelivered");
+	assert_string_equal(receipt_twilio_status("undelivered", 0),
+	    "undelivered");
+	assert_null(receipt_twilio_status("queued", 0));
+	assert_null(receipt_twilio_status("sending", 0));
+	assert_null(receipt_twilio_status("accepted", 0));
+	assert_string_equal(receipt_twilio_status("completed", 1),
+	    "delivered");
+	assert_string_equal(receipt_twilio_status("no-answer", 1),
+	    "undelivered");
+	assert_null(receipt_twilio_status("ringing", 1));
+	assert_string_equal(receipt_meta_status("read"), "read");
+	assert_string_equal(receipt_meta_status("failed"), "undelivered");
+	assert_null(receipt_meta_status("deleted"));
+	/* Forward only. */
+	assert_true(receipt_moves("sent", "delivered"));
+	assert_true(receipt_moves("sent", "read"));
+	assert_true(receipt_moves("delivered", "read"));
+	assert_true(receipt_moves("sent", "undelivered"));
+	assert_false(receipt_moves("read", "delivered"));
+	assert_false(receipt_moves("delivered", "delivered"));
+	assert_false(receipt_moves("delivered", "undelivered"));
+	assert_false(receipt_moves("undelivered", "read"));
+	assert_false(receipt_moves("queued", "delivered"));
+	assert_false(receipt_moves("failed", "delivered"));
+}
+
+static void
+test_index_key(void **state)
+{
+	char	a[41], b[41];
+
+	(void)state;
+	receipt_index_key("whatsapp", "wamid.X", a);
+	receipt_index_key("twilio", "wamid.X", b);
+	assert_int_equal(strlen(a), 40);
+	assert_int_equal(strspn(a, "0123456789abcdef"), 40);
+	assert_string_not_equal(a, b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_twilio_signature),
+		cmocka_unit_test(test_standard_webhooks),
+		cmocka_unit_test(test_meta_signature),
+		cmocka_unit_test(test_form),
+		cmocka_unit_test(test_statuses),
+		cmocka_unit_test(test_index_key),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
