@@ -8,11 +8,20 @@ conf/openapi.yaml.
     check_response("POST", "/sms/v1/deliver", r.status_code, r.headers,
                    r.content)           # the same, by parts
 
+The path is the one the request went to: a route as the document names
+it (/sms/v1/deliver), a concrete path of a templated route
+(/messages/01M840Q7H2P5C7SYTHCZ984TVK for /messages/{id}), or, under
+busybox httpd, which cannot map routes, the program itself
+(/cgi-bin/sms-deliver; /cgi-bin/messages/01M840Q7H2P5C7SYTHCZ984TVK for
+/messages/{id}).
+
 check_response raises AssertionError, naming the operation and what is
 wrong, when
   - the path is not in the document, or the method is not an operation of
     that path and the status is not 405 (another method is always 405, with
     an Allow header naming the documented methods);
+  - a 2xx answers a path whose parameters do not match their schemas (the
+    program took what the document says is not an id);
   - the status is not documented for the operation;
   - a header the response documents as required is missing, or a
     documented header's value does not match its schema;
@@ -29,7 +38,7 @@ import json
 import re
 import warnings
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import jsonschema
 import yaml
@@ -149,26 +158,57 @@ def _describe(err):
 
 # ------------------------------------------------------------- lookups
 
+def _match_template(tmpl, path):
+    """The path parameters ({name: value}) when the concrete path fits the
+    templated one (each {name} one segment), else None."""
+    names = re.findall(r"\{([^/{}]+)\}", tmpl)
+    rx = "^" + re.sub(r"\\\{[^/]+?\\\}", "([^/]+)", re.escape(tmpl)) + "$"
+    m = re.match(rx, path)
+    return dict(zip(names, m.groups())) if m else None
+
+
 def _path_item(doc, path):
-    """(template, path item) for a concrete path, or (None, None).  A
-    program reached directly, /cgi-bin/PROGRAM (busybox httpd cannot map
-    routes), stands for the first route whose operations name it in
-    x-cgi-program."""
+    """(template, path item, path parameters) for a concrete path, or
+    (None, None, None).  A program reached directly (busybox httpd cannot
+    map routes) stands for a route whose operations name it in
+    x-cgi-program: /cgi-bin/PROGRAM for the first such route,
+    /cgi-bin/PROGRAM/REST for its templated route whose fixed part, then
+    REST, fits the template (/cgi-bin/messages/ID: /messages/{id})."""
     paths = doc.get("paths") or {}
     if path in paths:
-        return path, paths[path]
+        return path, paths[path], {}
     for tmpl, item in paths.items():
-        rx = "^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(tmpl)) + "$"
-        if re.match(rx, path):
-            return tmpl, item
-    m = re.fullmatch(r"/cgi-bin/([A-Za-z0-9_.-]+)", path)
+        params = _match_template(tmpl, path)
+        if params is not None:
+            return tmpl, item, params
+    m = re.fullmatch(r"/cgi-bin/([A-Za-z0-9_.-]+)(/.*)?", path)
     if m:
+        prog, rest = m.group(1), m.group(2)
         for tmpl, item in paths.items():
-            if any(isinstance(o, dict) and
-                   o.get("x-cgi-program") == m.group(1)
-                   for k, o in item.items() if k in METHODS):
-                return tmpl, item
-    return None, None
+            if not any(isinstance(o, dict) and o.get("x-cgi-program") == prog
+                       for k, o in item.items() if k in METHODS):
+                continue
+            if rest is None:
+                return tmpl, item, {}
+            if "{" in tmpl:
+                fixed = tmpl[:tmpl.index("{")].rstrip("/")
+                params = _match_template(tmpl, fixed + rest)
+                if params is not None:
+                    return tmpl, item, params
+    return None, None, None
+
+
+def _path_parameters(doc, item, op):
+    """{name: (parameter, keys to it)} of the path parameters of an
+    operation (its own over its path item's)."""
+    out = {}
+    for where, params in (("item", item.get("parameters")),
+                          ("op", op.get("parameters"))):
+        for i, p in enumerate(params or []):
+            p, pwhere = _deref(doc, p, [where, i])
+            if p.get("in") == "path":
+                out[p["name"]] = (p, pwhere)
+    return out
 
 
 def _media_type(value):
@@ -203,7 +243,7 @@ def check_response(method, path, status, headers, body_bytes, doc=None):
     body_bytes = body_bytes or b""
     op_name = f"{method} {path}"
 
-    tmpl, item = _path_item(doc, path)
+    tmpl, item, params = _path_item(doc, path)
     if item is None:
         raise AssertionError(
             f"openapi: {op_name}: path not in conf/openapi.yaml "
@@ -242,6 +282,28 @@ def check_response(method, path, status, headers, body_bytes, doc=None):
             f"{body_bytes[:300]!r}")
     resp, where = _deref(doc, responses[key], where_op + ["responses", key])
     label = f"{op_name} -> {status}"
+
+    # A success means the program took the path's parameters: they must be
+    # what the document says they are.
+    if 200 <= status < 300 and params:
+        declared = _path_parameters(doc, item, op)
+        for name, value in params.items():
+            if name not in declared:
+                raise AssertionError(
+                    f"openapi: {label}: path parameter {{{name}}} of "
+                    f"{tmpl} is not declared")
+            p, pwhere = declared[name]
+            if pwhere[0] == "item":
+                pwhere = ["paths", tmpl, "parameters", pwhere[1]]
+            elif pwhere[0] == "op":
+                pwhere = where_op + ["parameters", pwhere[1]]
+            if "schema" in p:
+                errs = validate_value(unquote(value), pwhere + ["schema"],
+                                      doc)
+                if errs:
+                    raise AssertionError(
+                        f"openapi: {label}: path parameter {name} "
+                        f"{value!r}: " + " | ".join(errs))
 
     # Headers.
     for name, h in (resp.get("headers") or {}).items():

@@ -1,5 +1,6 @@
 """GET and DELETE /messages/{id}: the status of a message and its cancel
-(conf/openapi.yaml, MessageStatus; msgspool-spool(5))."""
+(conf/openapi.yaml, MessageStatus; msgspool-spool(5)).  Every reply of the
+program is also checked against conf/openapi.yaml (openapi_check)."""
 
 import json
 import shutil
@@ -7,6 +8,7 @@ import threading
 
 from conftest import (assert_problem, assert_unauthorized, in_future,
                       parse_time)
+from openapi_check import check_reply
 
 STATUS_KEYS = {"id", "channel", "recipient", "status", "createdAt",
                "updatedAt", "sendAt", "attempts", "nextAttemptAt", "sentAt",
@@ -20,9 +22,16 @@ def _queue(srv, client="acme", **kw):
     return r.json()["smsId"]
 
 
+def _problem(r, status, path=None):
+    """assert_problem, and the reply as conf/openapi.yaml documents it."""
+    check_reply(r)
+    return assert_problem(r, status, path)
+
+
 def _status(srv, msgid, client="acme"):
     r = srv.get("/messages/" + msgid, client=client)
     assert r.status_code == 200, r.text
+    check_reply(r)
     assert r.headers["Content-Type"].startswith("application/json")
     body = r.json()
     assert set(body) == STATUS_KEYS, sorted(body)
@@ -38,7 +47,9 @@ def _status(srv, msgid, client="acme"):
 
 
 def _cancel(srv, msgid, client="acme"):
-    return srv.request("DELETE", "/messages/" + msgid, client=client)
+    r = srv.request("DELETE", "/messages/" + msgid, client=client)
+    check_reply(r)
+    return r
 
 
 def test_queued_then_sent(srv):
@@ -101,23 +112,24 @@ def test_sending(srv):
     shutil.move(inst.path("new", sid), inst.path("cur", sid))
     assert _status(srv, sid)["status"] != "queued"
     r = srv.get("/messages/" + sid)
+    check_reply(r)
     assert r.json()["status"] == "sending"
     r = _cancel(srv, sid)
-    assert_problem(r, 409)
+    _problem(r, 409)
     assert inst.where(sid) == ["cur"]
 
 
 def test_other_clients_message_is_404(srv):
     sid = _queue(srv, client="acme")
     r = srv.get("/messages/" + sid, client="other")
-    assert_problem(r, 404)
+    _problem(r, 404)
     r = _cancel(srv, sid, client="other")
-    assert_problem(r, 404)
+    _problem(r, 404)
     assert srv.inst.where(sid) == ["new"]
 
 
 def test_unknown_and_bad_ids(srv):
-    assert_problem(srv.get("/messages/01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404)
+    _problem(srv.get("/messages/01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404)
     # A path out of the spool is never one: the server or the program
     # refuses it (nginx answers 400 itself to an encoded "/..").
     r = srv.get("/messages/..%2F..%2Fetc%2Fpasswd")
@@ -127,20 +139,22 @@ def test_unknown_and_bad_ids(srv):
         r = srv.get("/messages/" + bad)
         assert r.status_code in (400, 404), (bad, r.status_code)
         if r.status_code == 400:
-            assert_problem(r, 400)
+            _problem(r, 400)
 
 
 def test_key_needed(srv):
     sid = _queue(srv)
-    assert_unauthorized(srv.get("/messages/" + sid, client=None))
-    assert_unauthorized(srv.get("/messages/" + sid, api_key="wrong"))
+    for r in (srv.get("/messages/" + sid, client=None),
+              srv.get("/messages/" + sid, api_key="wrong")):
+        check_reply(r)
+        assert_unauthorized(r)
 
 
 def test_method_not_allowed(srv):
     sid = _queue(srv)
     r = srv.request("PUT", "/messages/" + sid, data=b"{}")
     assert r.status_code == 405
-    assert_problem(r, 405)
+    _problem(r, 405)
     got = [m.strip() for m in r.headers["Allow"].split(",")]
     assert sorted(got) == ["DELETE", "GET"], got
 
@@ -183,7 +197,7 @@ def test_cancel_sent_is_409(srv):
     sid = _queue(srv)
     srv.inst.daemon_once()
     r = _cancel(srv, sid)
-    assert_problem(r, 409)
+    _problem(r, 409)
     assert _status(srv, sid)["status"] == "sent"
 
 

@@ -1,5 +1,5 @@
-"""conf/openapi.yaml: the document itself (every route of CONTRACT section 2,
-its statuses, headers, examples and rules), and real replies of every route
+"""conf/openapi.yaml: the document itself (every route of ROUTES below, its
+statuses, headers, examples and rules), and real replies of every route
 checked against it with openapi_check.check_response.
 
 Needs Debian's python3-yaml and python3-jsonschema; the lint of the
@@ -7,22 +7,20 @@ document with the pinned Redocly CLI is tests/openapi/lint.sh.
 """
 
 import base64
-import re
-from pathlib import Path
+import json
 
 import pytest
 
 pytest.importorskip("yaml", reason="apt-get install python3-yaml")
 pytest.importorskip("jsonschema", reason="apt-get install python3-jsonschema")
 
-from conftest import RECIPIENT, in_future  # noqa: E402
+from conftest import RECIPIENT, in_future, parse_time  # noqa: E402
 import openapi_check as oc  # noqa: E402
 from openapi_check import check_reply, check_response  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# CONTRACT section 2: method, path, CGI program, scope.
-CONTRACT_ROUTES = [
+# The routes msgspool serves: method, path, CGI program, scope.  The same
+# table is in README.md (The API) and each web server's config maps them.
+ROUTES = [
     ("GET", "/ping", "ping", "none"),
     ("GET", "/templates", "templates", "any valid key"),
     ("POST", "/ott/v1/deliver", "ott-deliver", "ott"),
@@ -32,33 +30,49 @@ CONTRACT_ROUTES = [
     ("POST", "/deliver", "email-deliver", "email"),
     ("POST", "/email/v1/deliver", "email-deliver", "email"),
     ("POST", "/email/v1/attachments", "attachments", "email"),
+    ("GET", "/messages/{id}", "messages", "any valid key"),
+    ("DELETE", "/messages/{id}", "messages", "any valid key"),
 ]
+# Each path, and the methods it allows in the order Allow names them.
+PATHS = {}
+for _m, _p, _, _ in ROUTES:
+    PATHS.setdefault(_p, []).append(_m)
+# A message id for the concrete path of /messages/{id}.
+SOME_ID = "01M840Q7H2P5C7SYTHCZ984TVK"
 
 # Every status each route's program can answer (cgi.c's pipeline, then
 # the handler): the success codes, then the errors.
 PIPELINE_POST = {"400", "401", "403", "405", "411", "413", "415", "500",
                  "503"}
+# GET and DELETE /messages/{id}: no body; 400 for a path that is not an
+# id, 404 for no such message of this client, 503 for a spool directory
+# missing (and, for a cancel, a full or read-only spool).
+PIPELINE_MESSAGES = {"200", "400", "401", "403", "404", "405", "500", "503"}
 STATUSES = {
-    "/ping": {"200", "405", "500"},
-    "/templates": {"200", "401", "403", "405", "500"},
-    "/ott/v1/deliver": {"200"} | PIPELINE_POST,
-    "/sms/v1/deliver": {"200", "202"} | PIPELINE_POST,
-    "/sms/v1/deliver/batch": {"200"} | PIPELINE_POST,
-    "/voice/v1/deliver": {"202"} | PIPELINE_POST,
-    "/deliver": {"200"} | PIPELINE_POST,
-    "/email/v1/deliver": {"200"} | PIPELINE_POST,
-    "/email/v1/attachments": {"201"} | PIPELINE_POST,
+    ("GET", "/ping"): {"200", "405", "500"},
+    ("GET", "/templates"): {"200", "401", "403", "405", "500"},
+    ("POST", "/ott/v1/deliver"): {"200"} | PIPELINE_POST,
+    ("POST", "/sms/v1/deliver"): {"200", "202"} | PIPELINE_POST,
+    ("POST", "/sms/v1/deliver/batch"): {"200"} | PIPELINE_POST,
+    ("POST", "/voice/v1/deliver"): {"202"} | PIPELINE_POST,
+    ("POST", "/deliver"): {"200"} | PIPELINE_POST,
+    ("POST", "/email/v1/deliver"): {"200"} | PIPELINE_POST,
+    ("POST", "/email/v1/attachments"): {"201"} | PIPELINE_POST,
+    ("GET", "/messages/{id}"): PIPELINE_MESSAGES,
+    # 409: the message is sending or further on.
+    ("DELETE", "/messages/{id}"): PIPELINE_MESSAGES | {"409"},
 }
 
-# The schema names SPEC.md lists (sections 2.8 and 7), where one fits.
-SPEC_SCHEMAS = [
+# The schema names clients, the man pages and the descriptions in the
+# document refer to: each must stay a component under its name.
+SCHEMAS = [
     "MessageChannel", "ApiSmsRequest", "VoiceApiRequest",
     "OTTMessagePayload", "OTTMessageRequest", "EmailRequest",
     "EmailRecipient", "EmailResponse", "EmailResult",
     "EmailDeliverAttachment", "VoiceDeliverRequest", "SmsBatchRequest",
     "EmailDeliverPayload", "EmailDeliverRequest", "EmailDeliverResult",
     "EmailDeliverResponse", "CampaignAccepted", "AttachmentUploadResponse",
-    "ProblemDetails",
+    "ProblemDetails", "MessageStatus",
 ]
 
 OTT_CONF = "\n[ott.1]\nprovider = file\n"
@@ -96,21 +110,22 @@ def test_document_is_openapi_3_1_with_relative_server_and_api_key():
             assert "security" not in op(m, p), f"{m} {p} overrides security"
 
 
-def test_every_contract_route_is_documented_with_its_method():
-    want = [(m, p) for m, p, _, _ in CONTRACT_ROUTES]
+def test_every_route_is_documented_with_its_method():
+    want = [(m, p) for m, p, _, _ in ROUTES]
     assert sorted(oc.operations()) == sorted(want)
+    assert set(STATUSES) == set(want)
+    for m, p, prog, _ in ROUTES:
+        assert op(m, p)["x-cgi-program"] == prog, (m, p)
 
 
-def test_routes_agree_with_contract_md():
-    contract = ROOT.parent / "shared" / "CONTRACT.md"
-    if not contract.is_file():
-        pytest.skip(f"no {contract}")
-    text = contract.read_text()
-    sec = text[text.index("## 2."):text.index("## 3.")]
-    rows = re.findall(r"^\|\s*(GET|POST)\s*\|\s*(/\S*)\s*\|", sec, re.M)
-    assert rows, "no route table in CONTRACT section 2"
-    assert sorted(rows) == sorted(oc.operations())
-    assert sorted(rows) == sorted((m, p) for m, p, _, _ in CONTRACT_ROUTES)
+def test_message_id_parameter():
+    item = DOC["paths"]["/messages/{id}"]
+    params = [oc._deref(DOC, x, [])[0] for x in item["parameters"]]
+    assert [(x["name"], x["in"], x["required"]) for x in params] == \
+        [("id", "path", True)]
+    assert params[0]["schema"] == {"$ref": "#/components/schemas/MessageId"}
+    for m in PATHS["/messages/{id}"]:
+        assert "parameters" not in op(m, "/messages/{id}"), m
 
 
 def test_operation_ids_are_unique_and_upload_is_deprecated():
@@ -121,14 +136,12 @@ def test_operation_ids_are_unique_and_upload_is_deprecated():
                for m, p in oc.operations()) == 1
 
 
-@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
-                                         CONTRACT_ROUTES])
+@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in ROUTES])
 def test_every_status_the_program_can_give_is_documented(method, path):
-    assert set(op(method, path)["responses"]) == STATUSES[path]
+    assert set(op(method, path)["responses"]) == STATUSES[(method, path)]
 
 
-@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
-                                         CONTRACT_ROUTES])
+@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in ROUTES])
 def test_documented_headers(method, path):
     responses = op(method, path)["responses"]
 
@@ -138,7 +151,8 @@ def test_documented_headers(method, path):
         return oc._deref(DOC, h, [])[0]
 
     allow = header(405, "Allow")
-    assert allow["required"] is True and allow["schema"]["const"] == method
+    assert allow["required"] is True
+    assert allow["schema"]["const"] == ", ".join(PATHS[path])
     if "401" in responses:
         h = header(401, "WWW-Authenticate")
         assert h["required"] is True
@@ -208,10 +222,43 @@ def test_examples_match_their_schemas(label, value, where):
     assert oc.validate_value(value, where) == [], label
 
 
-def test_spec_schema_names_are_components():
-    missing = [n for n in SPEC_SCHEMAS
+def test_schema_names_are_components():
+    missing = [n for n in SCHEMAS
                if n not in DOC["components"]["schemas"]]
     assert missing == []
+
+
+def test_message_status_schema():
+    s = DOC["components"]["schemas"]
+    status = s["MessageStatus"]
+    assert set(status["required"]) == set(status["properties"]) == {
+        "id", "channel", "recipient", "status", "createdAt", "updatedAt",
+        "sendAt", "attempts", "nextAttemptAt", "sentAt", "completedAt",
+        "provider", "providerMessageId", "error", "events"}
+    assert status["additionalProperties"] is False
+    assert s["MessageStatusValue"]["enum"] == [
+        "scheduled", "queued", "sending", "retrying", "sent", "delivered",
+        "read", "undelivered", "failed", "canceled"]
+    ok = {"id": SOME_ID, "channel": "sms", "recipient": RECIPIENT,
+          "status": "queued", "createdAt": "2026-11-23T10:00:00Z",
+          "updatedAt": "2026-11-23T10:00:00Z", "sendAt": None, "attempts": 0,
+          "nextAttemptAt": None, "sentAt": None, "completedAt": None,
+          "provider": None, "providerMessageId": None, "error": None,
+          "events": [{"status": "queued", "at": "2026-11-23T10:00:00Z"}]}
+    assert schema_errors(ok, "MessageStatus") == []
+    for bad in (dict(ok, status="Queued"), dict(ok, sendAt="tomorrow"),
+                dict(ok, nextAttemptAt="2026-11-23T10:01:00Z"),
+                dict(ok, completedAt="2026-11-23T10:01:00Z"),
+                dict(ok, error={"message": "x"}),
+                dict(ok, events=[{"status": "queued"}]),
+                dict(ok, extra=1)):
+        assert schema_errors(bad, "MessageStatus"), bad
+    for err in ({"code": None, "message": "HTTP 503: busy"},
+                {"code": 21211, "message": "invalid 'To'"},
+                {"code": "4.2.2", "message": "mailbox full"}):
+        assert schema_errors(dict(ok, status="failed", error=err,
+                                  completedAt="2026-11-23T10:01:00Z"),
+                             "MessageStatus") == [], err
 
 
 def test_number_patterns():
@@ -369,7 +416,37 @@ def test_checker_maps_a_program_reached_directly_to_its_route():
     with pytest.raises(AssertionError, match=r"path not in"):
         check_response("GET", "/cgi-bin/nosuch", 200, {}, b"")
     ops = {op(m, p)["x-cgi-program"] for m, p in oc.operations()}
-    assert ops == {prog for _, _, prog, _ in CONTRACT_ROUTES}
+    assert ops == {prog for _, _, prog, _ in ROUTES}
+
+
+def test_checker_maps_a_concrete_path_to_its_template():
+    problem = (b'{"type":"urn:msgspool:problem:not-found",'
+               b'"title":"Not Found","status":404,"detail":"x"}')
+    hdrs = {"Content-Type": "application/problem+json"}
+    # The route, and busybox's /cgi-bin/PROGRAM/ID for it.
+    for path in ("/messages/" + SOME_ID, "/cgi-bin/messages/" + SOME_ID):
+        check_response("GET", path, 404, hdrs, problem)
+        check_response("DELETE", path, 404, hdrs, problem)
+        not_allowed = problem.replace(b"not-found", b"method-not-allowed")
+        check_response("PUT", path, 405, dict(hdrs, Allow="GET, DELETE"),
+                       not_allowed.replace(b"Not Found",
+                                           b"Method Not Allowed")
+                       .replace(b"404", b"405"))
+        with pytest.raises(AssertionError, match=r"Allow"):
+            check_response("PUT", path, 405, dict(hdrs, Allow="GET"),
+                           not_allowed)
+    with pytest.raises(AssertionError, match=r"path not in"):
+        check_response("GET", "/messages/a/b", 404, hdrs, problem)
+    # A 2xx for a path that is not an id: the program and the document
+    # disagree.
+    ok = response("GET", "/messages/{id}", 200)["content"][
+        "application/json"]["examples"]["queued"]["value"]
+    body = json.dumps(ok).encode()
+    check_response("GET", "/messages/" + SOME_ID, 200,
+                   {"Content-Type": "application/json"}, body)
+    with pytest.raises(AssertionError, match=r"path parameter id"):
+        check_response("GET", "/messages/nope", 200,
+                       {"Content-Type": "application/json"}, body)
 
 
 def test_checker_rejects_a_missing_required_header():
@@ -424,14 +501,18 @@ def test_live_every_request_example_is_accepted(live):
     assert n >= 9
 
 
-@pytest.mark.parametrize("method,path", [(m, p) for m, p, _, _ in
-                                         CONTRACT_ROUTES])
-def test_live_other_methods_are_405_with_allow(live, method, path):
-    for other in ("PUT", "DELETE", "OPTIONS",
-                  "POST" if method == "GET" else "GET"):
-        r = live.request(other, path)
+@pytest.mark.parametrize("path", list(PATHS))
+def test_live_other_methods_are_405_with_allow(live, path):
+    methods = PATHS[path]
+    # A templated path is asked for with a concrete value (the program
+    # answers 405 before it looks at the id).
+    concrete = path.replace("{id}", SOME_ID)
+    others = [m for m in ("GET", "POST", "PUT", "DELETE", "OPTIONS")
+              if m not in methods]
+    for other in others:
+        r = live.request(other, concrete)
         checked(r, 405)
-        assert r.headers["Allow"] == method
+        assert r.headers["Allow"] == ", ".join(methods), other
 
 
 def test_live_ping(live):
@@ -603,6 +684,44 @@ def test_live_attachments_upload(live):
     assert r.headers.get("Deprecation") == "true"
 
 
+def test_live_messages(live):
+    """GET and DELETE /messages/{id}: every status the program gives."""
+    sid = checked(live.sms(), 202)["smsId"]
+    st = checked(live.get("/messages/" + sid), 200)
+    assert (st["id"], st["status"]) == (sid, "queued")
+    later = checked(live.sms(sendAt=in_future(3600)), 200)["smsId"]
+    st = checked(live.get("/messages/" + later), 200)
+    assert st["status"] == "scheduled"
+    assert parse_time(st["nextAttemptAt"]) == parse_time(st["sendAt"])
+    st = checked(live.request("DELETE", "/messages/" + later), 200)
+    assert st["status"] == "canceled"
+    assert [e["status"] for e in st["events"]] == ["scheduled", "canceled"]
+    # Canceled already: the same answer.
+    assert checked(live.request("DELETE", "/messages/" + later),
+                   200)["status"] == "canceled"
+    assert checked(live.get("/messages/" + later), 200)["status"] == \
+        "canceled"
+    live.inst.daemon_once()
+    st = checked(live.get("/messages/" + sid), 200)
+    assert st["status"] == "sent" and st["provider"] == "file"
+    p = checked(live.request("DELETE", "/messages/" + sid), 409)
+    assert p["type"] == "urn:msgspool:problem:not-cancelable"
+    # Another client's message does not exist for this one.
+    for method in ("GET", "DELETE"):
+        for path in ("/messages/" + SOME_ID, "/messages/" + sid):
+            client = "acme" if path.endswith(SOME_ID) else "mailer"
+            p = checked(live.request(method, path, client=client), 404)
+            assert p["type"] == "urn:msgspool:problem:not-found"
+        p = checked(live.request(method, "/messages/nope"), 400)
+        assert p["type"] == "urn:msgspool:problem:invalid-id"
+        checked(live.request(method, "/messages/" + sid, client=None), 401)
+        checked(live.request(method, "/messages/" + sid, api_key="wrong"),
+                401)
+        checked(live.request(method, "/messages/" + sid, client="gone"),
+                403)
+    assert live.inst.where(sid) == ["sent"]
+
+
 def test_live_503_and_500(live):
     """A spool directory missing is 503 with Retry-After; an unreadable
     keys file is 500 (the live fixture restores both for the next test)."""
@@ -611,6 +730,10 @@ def test_live_503_and_500(live):
                       {"recipient": RECIPIENT, "messageBody": "hi"})
     checked(r, 503)
     assert r.headers["Retry-After"].isdigit()
+    for method in ("GET", "DELETE"):
+        r = live.request(method, "/messages/" + SOME_ID)
+        checked(r, 503)
+        assert r.headers["Retry-After"].isdigit()
     (live.inst.spool / "new").mkdir(mode=0o700)
     live.inst.keys_file.unlink()
     checked(live.get("/templates"), 500)
@@ -618,4 +741,6 @@ def test_live_503_and_500(live):
                           {"recipient": RECIPIENT, "message": "x"}), 500)
     checked(live.post_json("/email/v1/attachments",
                           {"attachmentName": "a", "content": ""}), 500)
+    for method in ("GET", "DELETE"):
+        checked(live.request(method, "/messages/" + SOME_ID), 500)
     checked(live.get("/ping", client=None), 200)
