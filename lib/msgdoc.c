@@ -259,6 +259,23 @@ msgdoc_provider_id(const json_t *doc)
 	return NULL;
 }
 
+/*
+ * A provider's error as the status object gives it: {"code": a string,
+ * an integer or null, "message": a string}, whatever the provider sent.
+ */
+static json_t *
+error_object(const json_t *e, const char *status)
+{
+	json_t	*code = json_object_get(e, "code");
+	json_t	*msg = json_object_get(e, "message");
+
+	if (!json_is_string(msg))
+		msg = json_object_get(e, "title");
+	return json_pack("{s:o, s:s}", "code", json_is_string(code) ||
+	    json_is_integer(code) ? json_incref(code) : json_null(),
+	    "message", json_is_string(msg) ? json_string_value(msg) : status);
+}
+
 int
 msgdoc_receipt(json_t *doc, const char *state, const char *status,
     time_t at, const json_t *error)
@@ -283,7 +300,7 @@ msgdoc_receipt(json_t *doc, const char *state, const char *status,
 		json_object_set_new(doc, "receiptStatus", json_string(status));
 		if (error != NULL && !json_is_null(error))
 			json_object_set_new(doc, "receiptError",
-			    json_deep_copy(error));
+			    error_object(error, status));
 	}
 	/* Kept as an event even when it moves nothing. */
 	msgdoc_event(doc, status, at, "receipt");

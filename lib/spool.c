@@ -743,12 +743,43 @@ recorded(struct spool *s, const char *name)
 	return 0;
 }
 
+/*
+ * Where a dead claim goes back to: new/, or deferred/ when the document
+ * is not due yet (its mtime set to when it is: a stat tells the
+ * daemon).  The document is read through fd, which is not moved.
+ */
+static enum spool_dir
+recover_to(int fd, time_t *due)
+{
+	struct timespec	 t[2];
+	json_t		*doc;
+	int		 rfd;
+
+	*due = 0;
+	if ((rfd = dup(fd)) == -1)
+		return SPOOL_NEW;
+	lseek(rfd, 0, SEEK_SET);
+	doc = json_loadfd(rfd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	close(rfd);
+	if (doc == NULL)
+		return SPOOL_NEW;
+	*due = msgdoc_due(doc);
+	json_decref(doc);
+	if (*due <= time(NULL))
+		return SPOOL_NEW;
+	t[0].tv_sec = t[1].tv_sec = *due;
+	t[0].tv_nsec = t[1].tv_nsec = 0;
+	return futimens(fd, t) == 0 ? SPOOL_DEFERRED : SPOOL_NEW;
+}
+
 size_t
 spool_recover(struct spool *s)
 {
 	DIR		*dir;
 	struct dirent	*de;
+	enum spool_dir	 to;
 	char		 why[512];
+	time_t		 due;
 	size_t		 n = 0;
 	int		 fd;
 
@@ -771,8 +802,15 @@ spool_recover(struct spool *s)
 		/* Its outcome was recorded, only the unlink was lost. */
 		if (recorded(s, de->d_name))
 			unlinkat(dfd(s, SPOOL_CUR), de->d_name, 0);
-		else if (renameat(dfd(s, SPOOL_CUR), de->d_name,
-		    dfd(s, SPOOL_NEW), de->d_name) == 0) {
+		else if ((to = recover_to(fd, &due)) == SPOOL_DEFERRED &&
+		    renameat(dfd(s, SPOOL_CUR), de->d_name,
+		    dfd(s, SPOOL_DEFERRED), de->d_name) == 0)
+			/* Taken from deferred/ (a cancel that died): its
+			 * time has not come. */
+			log_warn("recovered %s into deferred/: due %lld",
+			    de->d_name, (long long)due);
+		else if (to == SPOOL_NEW && renameat(dfd(s, SPOOL_CUR),
+		    de->d_name, dfd(s, SPOOL_NEW), de->d_name) == 0) {
 			log_warn("recovered %s: its claim outlived its daemon",
 			    de->d_name);
 			n++;

@@ -624,6 +624,46 @@ test_fifo_and_dir_do_not_block(void **state)
 	alarm(0);
 }
 
+/*
+ * A dead claim goes back to new/, or to deferred/ (due at its mtime)
+ * when it was taken before its time (a client's cancel that died).
+ */
+static void
+test_recover_by_due_time(void **state)
+{
+	struct fixture	*f = *state;
+	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	char		 na[64], nb[64], err[256], path[512];
+	json_t		*da, *db, *doc;
+	struct stat	 st;
+	time_t		 later = time(NULL) + 3600;
+	int		 fd;
+
+	da = enqueue(f, SPOOL_NEW, "now", a, na, sizeof(na));
+	assert_int_equal(ulid_new(b), 0);
+	db = msgdoc_new(b, "sms", "acme", later, json_pack("{s:s,s:s}", "to",
+	    "+4915112345678", "body", "later"));
+	assert_int_equal(spool_enqueue(f->sp, db, SPOOL_DEFERRED), MSG_OK);
+	snprintf(nb, sizeof(nb), "%s.json", b);
+	fd = spool_claim(f->sp, na, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(doc);
+	close(fd);
+	fd = spool_take(f->sp, SPOOL_DEFERRED, nb, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(doc);
+	close(fd);
+	assert_true(exists(f, SPOOL_CUR, na) && exists(f, SPOOL_CUR, nb));
+	assert_int_equal(spool_recover(f->sp), 1);
+	assert_true(exists(f, SPOOL_NEW, na));
+	assert_true(exists(f, SPOOL_DEFERRED, nb));
+	state_path(f, SPOOL_DEFERRED, nb, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mtime, later);
+	json_decref(da);
+	json_decref(db);
+}
+
 static void
 test_move(void **state)
 {
@@ -887,6 +927,7 @@ main(void)
 		TS(test_load_id_must_match_name),
 		TS(test_symlink_not_followed),
 		TS(test_fifo_and_dir_do_not_block),
+		TS(test_recover_by_due_time),
 		TS(test_move),
 		TS(test_store_replaces_and_unlinks),
 		TS(test_store_in_place),
