@@ -655,12 +655,12 @@ class Server:
             h["X-API-KEY"] = self.inst.keys[client]
         r = self.session.request(method, self.url(path), headers=h,
                                  timeout=timeout, **kw)
-        if self.kind == "busybox":
-            # busybox httpd closes the connection after each response, but
-            # a CGI's response goes out as HTTP/1.1 without "Connection:
-            # close": a client that reuses it fails at random
-            # (RemoteDisconnected).  Never reuse one.
-            self.session.close()
+        # Never reuse a connection: a server closes an idle one after a
+        # few seconds (lighttpd: 5), and a request sent on it just then
+        # fails with RemoteDisconnected, at random, when a test paused
+        # (a daemon run) between two requests.  busybox httpd closes
+        # every connection anyway, without saying so.
+        self.session.close()
         return r
 
     def get(self, path, **kw):
