@@ -64,6 +64,7 @@ SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider_whatsapp.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
+BOUNCE		 = $(O)spooler/msgspool-bounce
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 		   $(O)tests/unit/test_mimetype $(O)tests/unit/test_policy
 # The email builder, on GMime: the daemon's alone, with its own test.
@@ -86,7 +87,7 @@ DEB_BENCH	 = wrk kannel postfix
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI)
+build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI) $(BOUNCE)
 
 deps:
 	@tests/deps.sh $(DEB_BUILD)
@@ -124,6 +125,15 @@ $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 $(O)spooler/message.o: spooler/message.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
+
+# The bounce reader parses with GMime too.
+$(O)spooler/msgspool-bounce.o: spooler/msgspool-bounce.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
+
+$(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool-bounce.o $(LIBA) \
+	    $(LIBS_BASE) $(GMIME_LIBS)
 
 $(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspoold.o $(SPOOLER_OBJS) \
@@ -200,9 +210,10 @@ install: all
 	    $(DESTDIR)$(SYSCONFDIR)/msgspool/templates
 	install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/msgspool/secrets
 	install -m 0755 $(CGI_BINS) $(DESTDIR)$(CGIDIR)/
-	install -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(DAEMON) $(BOUNCE) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 $(WEB_CONFS) conf/keys $(wildcard conf/openapi.yaml) \
+	    conf/postfix-bounce.cf \
 	    $(DESTDIR)$(SHAREDIR)/
 	$(SUBST) conf/msgspoold.service.in >$(DESTDIR)$(SHAREDIR)/msgspoold.service
 	$(SUBST) conf/msgspool.cron.in >$(DESTDIR)$(SHAREDIR)/msgspool.cron
@@ -245,7 +256,8 @@ install: all
 # config (they hold messages and an operator's settings).
 uninstall:
 	rm -f $(CGI_PROGS:%=$(DESTDIR)$(CGIDIR)/%) \
-	    $(DESTDIR)$(PREFIX)/sbin/msgspoold $(DESTDIR)$(PREFIX)/bin/msgspool
+	    $(DESTDIR)$(PREFIX)/sbin/msgspoold \
+	    $(DESTDIR)$(PREFIX)/sbin/msgspool-bounce $(DESTDIR)$(PREFIX)/bin/msgspool
 	rm -f $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
 	    $(MAN8:man/%=$(DESTDIR)$(PREFIX)/share/man/man8/%)
 	rm -rf $(DESTDIR)$(SHAREDIR)
@@ -264,7 +276,7 @@ bench/noop bench/cgitime: bench/%: bench/%.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 clean:
-	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) \
+	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
 	    $(UNIT_TESTS) tests/unit/testutil.o
 	rm -f bench/noop bench/cgitime
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__

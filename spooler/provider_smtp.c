@@ -26,6 +26,7 @@ struct smtp_state {
 	char		*username;
 	char		*password;
 	char		*cafile;	/* a private CA, for an internal relay */
+	char		*bounce;	/* bounce-address: VERP return path */
 	long		 usessl;
 	long		 timeout;
 	struct spool	*spool;		/* for the attachments stored once */
@@ -42,6 +43,7 @@ smtp_free(void *state)
 	free(st->username);
 	free(st->password);
 	free(st->cafile);
+	free(st->bounce);
 	spool_free(st->spool);
 	free(st);
 }
@@ -51,7 +53,7 @@ smtp_init(const struct config *cfg, const char *section,
     const char *spool_root, char *err, size_t errlen)
 {
 	struct smtp_state	*st;
-	const char		*url, *user, *tls;
+	const char		*url, *user, *tls, *bounce, *at;
 	char			*cafile;
 
 	if ((url = config_get(cfg, section, "url")) == NULL ||
@@ -95,6 +97,23 @@ smtp_init(const struct config *cfg, const char *section,
 	}
 	if ((cafile = config_path(cfg, section, "cafile", NULL)) != NULL)
 		st->cafile = cafile;
+	/* bounces@example.com: MAIL FROM bounces+ID@example.com (VERP). */
+	if ((bounce = config_get(cfg, section, "bounce-address")) != NULL) {
+		if ((at = strchr(bounce, '@')) == NULL || at == bounce ||
+		    strchr(at + 1, '@') != NULL || at[1] == '\0' ||
+		    strpbrk(bounce, "<>\r\n \t+") != NULL) {
+			snprintf(err, errlen, "[%s] bounce-address must be a "
+			    "plain address such as bounces@example.com, without "
+			    "'+'", section);
+			smtp_free(st);
+			return NULL;
+		}
+		if ((st->bounce = strdup(bounce)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			smtp_free(st);
+			return NULL;
+		}
+	}
 	if (provider_timeout(cfg, section, &st->timeout, err, errlen) == -1) {
 		smtp_free(st);
 		return NULL;
@@ -149,8 +168,18 @@ smtp_start(void *state, struct job *job)
 	    provider_message(job), &job->status, job->err,
 	    sizeof(job->err))) == NULL)
 		return;
-	if ((size_t)snprintf(addr, sizeof(addr), "<%s>", m->sender) >=
-	    sizeof(addr) || (size_t)snprintf(rcpt, sizeof(rcpt), "<%s>",
+	/* The return path: VERP names the message, so its bounce finds it. */
+	if (st->bounce != NULL) {
+		const char *at = strchr(st->bounce, '@');
+
+		if ((size_t)snprintf(addr, sizeof(addr), "<%.*s+%s%s>",
+		    (int)(at - st->bounce), st->bounce, msgdoc_id(job->doc),
+		    at) >= sizeof(addr))
+			addr[0] = '\0';
+	} else if ((size_t)snprintf(addr, sizeof(addr), "<%s>", m->sender) >=
+	    sizeof(addr))
+		addr[0] = '\0';
+	if (addr[0] == '\0' || (size_t)snprintf(rcpt, sizeof(rcpt), "<%s>",
 	    m->recipient) >= sizeof(rcpt)) {
 		job->status = MSG_PERMFAIL;
 		snprintf(job->err, sizeof(job->err), "from or to is too long");

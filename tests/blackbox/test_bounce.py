@@ -1,0 +1,154 @@
+"""msgspool-bounce: an RFC 3464 bounce on stdin, found by its VERP return
+path or by the Message-ID msgspool set, recorded as a receipt that
+msgspoold applies (msgspool-spool(5)); the exit status per sysexits."""
+
+from conftest import BIN_DIR
+from delivery_support import daemons  # noqa: F401 (fixture)
+
+__all__ = ["daemons"]
+
+
+def _send_email(srv, to="bob@example.org"):
+    r = srv.post_json("/email/v1/deliver", {
+        "from": "Acme <news@acme.example>", "subject": "Hello",
+        "html": "<p>Hi</p>", "recipients": [{"to": to}]})
+    assert r.status_code == 200, r.text
+    mid = r.json()["recipients"][0]["messageId"]
+    srv.inst.daemon_once()
+    assert srv.get("/messages/" + mid).json()["status"] == "sent"
+    return mid
+
+
+def _dsn(action, status, diag, returned=None, rcpt="bob@example.org",
+         to="bounces@acme.example"):
+    """A bounce as Postfix writes one: multipart/report with a text part,
+    message/delivery-status and the returned message (or headers)."""
+    parts = [
+        "Content-Type: text/plain; charset=us-ascii\n\n"
+        "I'm sorry to have to inform you that your message could not\n"
+        "be delivered to one or more recipients.\n",
+        "Content-Type: message/delivery-status\n\n"
+        "Reporting-MTA: dns; mx.acme.example\n"
+        "X-Postfix-Queue-ID: 4F1A2B3C\n"
+        "Arrival-Date: Mon, 23 Nov 2026 10:00:00 +0000 (UTC)\n"
+        "\n"
+        f"Final-Recipient: rfc822; {rcpt}\n"
+        f"Original-Recipient: rfc822;{rcpt}\n"
+        f"Action: {action}\n"
+        f"Status: {status}\n"
+        "Remote-MTA: dns; mail.example.org\n"
+        f"Diagnostic-Code: smtp; {diag}\n"]
+    if returned is not None:
+        parts.append(returned)
+    b = "=_report_boundary"
+    text = ("From: MAILER-DAEMON@mx.acme.example (Mail Delivery System)\n"
+            f"To: {to}\nSubject: Undelivered Mail Returned to Sender\n"
+            "MIME-Version: 1.0\nContent-Type: multipart/report; "
+            f'report-type=delivery-status; boundary="{b}"\n\n'
+            "This is a MIME-encapsulated message.\n\n")
+    for part in parts:
+        text += f"--{b}\n{part}\n"
+    return (text + f"--{b}--\n").encode()
+
+
+def _returned_message(mid):
+    return ("Content-Type: message/rfc822\n\nFrom: news@acme.example\n"
+            f"To: bob@example.org\nMessage-ID: <{mid}@acme.example>\n"
+            "Subject: Hello\n\nHi\n")
+
+
+def _returned_headers(mid):
+    return ("Content-Type: text/rfc822-headers\n\nFrom: news@acme.example\n"
+            f"Message-ID: <{mid}@acme.example>\nSubject: Hello\n")
+
+
+def _bounce(inst, data, *args):
+    return inst._run([BIN_DIR / "msgspool-bounce", "-c", inst.conf] +
+                     list(args), input=data)
+
+
+def test_verp_bounce_makes_it_undelivered(srv):
+    inst = srv.inst
+    mid = _send_email(srv)
+    cp = _bounce(inst, _dsn("failed", "5.1.1", "550 5.1.1 <bob@example.org>"
+                            ": Recipient address rejected: User unknown"),
+                 "-r", f"bounces+{mid}@acme.example")
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    st = srv.get("/messages/" + mid).json()
+    assert st["status"] == "undelivered", st
+    assert st["error"]["code"] == "5.1.1"
+    assert "User unknown" in st["error"]["message"]
+    assert st["events"][-1]["source"] == "receipt"
+
+
+def test_bounce_found_by_message_id(srv):
+    inst = srv.inst
+    mid = _send_email(srv)
+    cp = _bounce(inst, _dsn("failed", "5.2.2", "552 mailbox full",
+                            returned=_returned_message(mid)))
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    assert srv.get("/messages/" + mid).json()["status"] == "undelivered"
+
+
+def test_bounce_with_returned_headers_and_delayed(srv):
+    inst = srv.inst
+    mid = _send_email(srv)
+    hdrs = _returned_headers(mid)
+    cp = _bounce(inst, _dsn("delayed", "4.4.1", "connect timed out",
+                            returned=hdrs))
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    st = srv.get("/messages/" + mid).json()
+    assert st["status"] == "sent"            # delayed is an event only
+    assert "delayed" in [e["status"] for e in st["events"]]
+    cp = _bounce(inst, _dsn("delivered", "2.0.0", "250 ok", returned=hdrs))
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    assert srv.get("/messages/" + mid).json()["status"] == "delivered"
+
+
+def test_not_ours_is_exit_0_and_nothing_stored(srv):
+    inst = srv.inst
+    cp = _bounce(inst, _dsn("failed", "5.1.1", "550 no"),
+                 "-r", "bounces+01M8500000000000000000GHST@acme.example")
+    assert cp.returncode == 0, cp.err
+    cp = _bounce(inst, b"Subject: not a report\n\nhello\n")
+    assert cp.returncode == 0, cp.err
+    receipts = inst.spool / "receipts"
+    assert not receipts.exists() or list(receipts.iterdir()) == []
+
+
+def test_usage_and_bad_config(srv, tmp_path):
+    cp = srv.inst._run([BIN_DIR / "msgspool-bounce", "-x"], input=b"")
+    assert cp.returncode == 64
+    cp = srv.inst._run([BIN_DIR / "msgspool-bounce", "-c",
+                        tmp_path / "nope.conf"], input=b"")
+    assert cp.returncode == 78
+
+
+def test_smtp_sends_from_the_verp_address(srv, daemons):
+    """With bounce-address, MAIL FROM names the message; the From header
+    stays the sender's."""
+    from smtpsink import SmtpSink
+
+    inst = srv.inst
+    with SmtpSink() as sink:
+        inst.write_conf(sink.config("email", starttls="no") +
+                        "bounce-address = bounces@acme.example\n")
+        r = srv.post_json("/email/v1/deliver", {
+            "from": "news@acme.example", "subject": "Hello",
+            "html": "<p>Hi</p>", "recipients": [{"to": "bob@example.org"}]})
+        assert r.status_code == 200, r.text
+        mid = r.json()["recipients"][0]["messageId"]
+        daemons.once(inst.conf)
+        got = sink.wait_for(1)
+    assert got[0].mail_from == f"bounces+{mid}@acme.example"
+    assert "news@acme.example" in got[0].message["From"]
+    # Its bounce comes back to that address and finds it.
+    cp = _bounce(inst, _dsn("failed", "5.1.1", "550 no such user"),
+                 "-r", got[0].mail_from)
+    assert cp.returncode == 0, cp.err
+    inst.daemon_once()
+    assert srv.get("/messages/" + mid).json()["status"] == "undelivered"
