@@ -1073,6 +1073,8 @@ spool_area_scan(struct spool *s, const char *area,
 {
 	DIR		*dir;
 	struct dirent	*de;
+	char		**v = NULL, **nv;
+	size_t		 n = 0, cap = 0, i;
 	int		 afd, rc = 0;
 
 	if ((afd = spool_area(s, area, 0)) == -1)
@@ -1081,11 +1083,27 @@ spool_area_scan(struct spool *s, const char *area,
 		close(afd);
 		return -1;
 	}
-	while (rc == 0 && (de = readdir(dir)) != NULL)
-		if (ulid_prefix(de->d_name) &&
-		    strlen(de->d_name) < SPOOL_NAME_MAX)
-			rc = fn(arg, de->d_name);
+	while ((de = readdir(dir)) != NULL) {
+		if (!ulid_prefix(de->d_name) ||
+		    strlen(de->d_name) >= SPOOL_NAME_MAX)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
+				break;
+			v = nv;
+		}
+		if ((v[n] = strdup(de->d_name)) == NULL)
+			break;
+		n++;
+	}
 	closedir(dir);
+	/* In the order they came: ids sort by time. */
+	if (n > 0)
+		qsort(v, n, sizeof(*v), namecmp);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = fn(arg, v[i]);
+	spool_names_free(v, n);
 	return rc;
 }
 

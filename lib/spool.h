@@ -245,7 +245,10 @@ int		 spool_area_remove(struct spool *, const char *area,
 size_t		 spool_area_prune(struct spool *, const char *area,
 		    time_t before);
 
-/* spool_scan over an area (none there yet: nothing to scan). */
+/*
+ * Call fn for each file of an area in the order of their names (ids:
+ * the order they came in); none there yet: nothing to call.
+ */
 int		 spool_area_scan(struct spool *, const char *area,
 		    int (*fn)(void *, const char *), void *arg);
 

@@ -433,6 +433,13 @@ class Standin:
         # None accepts any template.
         self.whatsapp_templates = whatsapp_templates
         self.delay_all = 0
+        # Status callbacks, as Twilio makes them when a Messages request
+        # carries StatusCallback: the MessageStatus values posted to it, in
+        # this order (Twilio sends some twice and out of order), each
+        # signed with X-Twilio-Signature; [] sends none.  What each POST
+        # got back is in callback_results: (status, HTTP code or error).
+        self.twilio_callbacks = []
+        self.callback_results = []
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._requests = []
@@ -821,6 +828,9 @@ class Standin:
 
         def success():
             sid = "SM" + secrets.token_hex(16)
+            if form.get("StatusCallback") and self.twilio_callbacks:
+                self._call_back(form["StatusCallback"], account, sid, to,
+                                frm, list(self.twilio_callbacks))
             now = _rfc2822()
             uri = "/2010-04-01/Accounts/%s/Messages/%s" % (account, sid)
             res = {
@@ -850,6 +860,58 @@ class Standin:
 
         return _Valid(to, success, lambda step: self._tw_scripted(
             rec, step, to), reject), None
+
+    def _call_back(self, url, account, sid, to, frm, statuses):
+        """POST Twilio's status callbacks for message sid to url, one
+        after another, after the 201 went out (a thread of their own)."""
+        import hashlib
+        import hmac
+        import urllib.request
+
+        def run():
+            time.sleep(0.2)
+            for status in statuses:
+                params = {"AccountSid": account, "ApiVersion": "2010-04-01",
+                          "From": frm or "", "MessageSid": sid,
+                          "MessageStatus": status, "SmsSid": sid,
+                          "SmsStatus": status, "To": to}
+                if status in ("failed", "undelivered"):
+                    params["ErrorCode"] = "30003"
+                data = url + "".join(k + params[k] for k in sorted(params))
+                sig = base64.b64encode(hmac.new(
+                    self.twilio_auth_token.encode(), data.encode(),
+                    hashlib.sha1).digest()).decode()
+                req = urllib.request.Request(
+                    url, data=urllib.parse.urlencode(params).encode(),
+                    headers={"X-Twilio-Signature": sig, "Content-Type":
+                             "application/x-www-form-urlencoded",
+                             "User-Agent": "TwilioProxy/1.1",
+                             "Connection": "close"})
+                try:
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        got = r.status
+                except urllib.error.HTTPError as e:
+                    got = e.code
+                except OSError as e:
+                    got = repr(e)
+                with self._lock:
+                    self.callback_results.append((status, got))
+                    self._cond.notify_all()
+
+        threading.Thread(target=run, daemon=True).start()
+
+    def wait_callbacks(self, n, timeout=10.0):
+        """Wait until n status callbacks were posted; return the results."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self.callback_results) < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("%d of %d callbacks made: %r" % (
+                        len(self.callback_results), n,
+                        self.callback_results))
+                self._cond.wait(left)
+            return list(self.callback_results)
 
     def _twilio_call(self, rec, account, form, problems):
         to, frm = form.get("To"), form.get("From")

@@ -1,7 +1,9 @@
 """Delivery receipts: /receipts/{twilio,whatsapp,http} through the real web
 server, signed as the providers sign (computed here with Python's hmac,
 not the project's code), stored in receipts/ and applied by msgspoold to
-GET /messages/{id} (conf/openapi.yaml; msgspool-spool(5))."""
+GET /messages/{id} (conf/openapi.yaml; msgspool-spool(5)).  The replies
+of the receipts program are also checked against conf/openapi.yaml
+(openapi_check)."""
 
 import base64
 import hashlib
@@ -13,6 +15,7 @@ import urllib.parse
 import pytest
 
 from delivery_support import daemons  # noqa: F401 (fixture)
+from openapi_check import check_reply
 from standin import Standin
 
 __all__ = ["daemons"]
@@ -52,11 +55,13 @@ def _twilio_post(srv, standin, msgid, params, sig=None, query=None):
     if sig is None:
         sig = _twilio_sig(standin.twilio_auth_token, url, params)
     path = "/receipts/twilio" + (f"?{query}" if query else "")
-    return srv.request("POST", path, client=None,
-                       data=urllib.parse.urlencode(params),
-                       headers={"Content-Type":
-                                "application/x-www-form-urlencoded",
-                                "X-Twilio-Signature": sig})
+    r = srv.request("POST", path, client=None,
+                    data=urllib.parse.urlencode(params),
+                    headers={"Content-Type":
+                             "application/x-www-form-urlencoded",
+                             "X-Twilio-Signature": sig})
+    check_reply(r)
+    return r
 
 
 def _twilio_sent(srv, standin, daemons):
@@ -178,12 +183,14 @@ def test_whatsapp_handshake(srv, standin):
     r = srv.get("/receipts/whatsapp?" + urllib.parse.urlencode(q),
                 client=None)
     assert r.status_code == 200, r.text
+    check_reply(r)
     assert r.text == "1158201444"
     assert r.headers["Content-Type"].startswith("text/plain")
     q["hub.verify_token"] = "not it"
     r = srv.get("/receipts/whatsapp?" + urllib.parse.urlencode(q),
                 client=None)
     assert r.status_code == 403
+    check_reply(r)
 
 
 def _wa_body(standin, statuses):
@@ -199,9 +206,11 @@ def _wa_body(standin, statuses):
 def _wa_post(srv, body, secret=APP_SECRET):
     sig = "sha256=" + hmac.new(secret.encode(), body,
                                hashlib.sha256).hexdigest()
-    return srv.request("POST", "/receipts/whatsapp", client=None, data=body,
-                       headers={"Content-Type": "application/json",
-                                "X-Hub-Signature-256": sig})
+    r = srv.request("POST", "/receipts/whatsapp", client=None, data=body,
+                    headers={"Content-Type": "application/json",
+                             "X-Hub-Signature-256": sig})
+    check_reply(r)
+    return r
 
 
 def test_whatsapp_read_never_goes_back(srv, standin, daemons):
@@ -284,3 +293,29 @@ def test_unknown_provider_is_404(srv):
     r = srv.request("POST", "/receipts/pigeon", client=None, data=b"x",
                     headers={"Content-Type": "text/plain"})
     assert r.status_code == 404
+    check_reply(r)
+
+
+def test_twilio_stand_in_calls_back_as_twilio_does(srv, standin, daemons):
+    """The stand-in posts Twilio's own callbacks to the StatusCallback
+    msgspool gave it: in an odd order, one twice; the message ends
+    delivered, each callback answered 200."""
+    if srv.kind == "busybox":
+        pytest.skip("busybox httpd serves /cgi-bin/receipts/twilio only: "
+                    "no public URL of the route to give Twilio")
+    inst = srv.inst
+    public = srv.url("").rstrip("/")
+    inst.write_conf(f"public-url = {public}\n" + standin.twilio_config())
+    standin.twilio_callbacks = ["queued", "delivered", "sent", "delivered"]
+    sid = srv.sms(recipient="+4915112340081").json()["smsId"]
+    daemons.once(inst.conf)
+    got = standin.wait_callbacks(4)
+    assert [code for _, code in got] == [200] * 4, got
+    daemons.once(inst.conf)
+    st = _status(srv, sid)
+    assert st["status"] == "delivered", st
+    receipts = [e["status"] for e in st["events"]
+                if e.get("source") == "receipt"]
+    # Applied in the order they came, each once; a late "sent" is kept as
+    # an event and moves nothing back.
+    assert receipts == ["delivered", "sent"], st["events"]
