@@ -48,7 +48,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt spool valid tmpl sms buf mime util blob
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool valid tmpl sms buf mime util blob
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -61,7 +61,7 @@ SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
 		   $(O)spooler/provider_twilio.o \
-		   $(O)spooler/provider_whatsapp.o
+		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
 BOUNCE		 = $(O)spooler/msgspool-bounce

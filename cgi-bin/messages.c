@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "event.h"
 #include "log.h"
 #include "problem.h"
 #include "spool.h"
@@ -118,6 +119,7 @@ cancel(struct ctx *ctx, const char *id)
 	enum msg_status	 st;
 	json_t		*doc, *taken;
 	char		 name[SPOOL_NAME_MAX], err[512];
+	char		 evname[SPOOL_NAME_MAX];
 	int		 tries, fd;
 
 	for (tries = 0; tries < CANCEL_TRIES; tries++) {
@@ -159,8 +161,13 @@ cancel(struct ctx *ctx, const char *id)
 			return not_found(id);
 		}
 		msgdoc_cancel(taken, time(NULL));
-		st = spool_store(ctx->spool, SPOOL_FAILED, name, taken,
-		    SPOOL_CUR);
+		/* Its client's webhook event first (msgspool-spool(5),
+		 * events/), so that a cancel is never missed. */
+		st = event_record(ctx->spool, ctx->cfg, taken, "failed",
+		    time(NULL), evname);
+		if (st == MSG_OK && (st = spool_store(ctx->spool, SPOOL_FAILED,
+		    name, taken, SPOOL_CUR)) != MSG_OK && evname[0] != '\0')
+			spool_area_remove(ctx->spool, EVENT_AREA, evname);
 		if (st != MSG_OK) {
 			/* Back where it was: the cancel did not happen. */
 			spool_move(ctx->spool, SPOOL_CUR, dir, name);

@@ -11,7 +11,8 @@
  * curl multi handle, at most "concurrency" at once; once more than one
  * channel is in use, none may take more than three quarters of them, so
  * a slow one cannot starve the others.  inotify on new/ wakes it when a message is queued; deferred
- * files are due at their mtime.
+ * files are due at their mtime.  Webhook events to clients (webhook.c)
+ * go out on the same multi handle, in a share of their own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,12 +31,14 @@
 #include "blob.h"
 #include "channel.h"
 #include "config.h"
+#include "event.h"
 #include "log.h"
 #include "policy.h"
 #include "receipt.h"
 #include "provider.h"
 #include "spool.h"
 #include "valid.h"
+#include "webhook.h"
 
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
@@ -44,6 +47,8 @@
 #define TMP_MAX_AGE	(36 * 3600)
 #define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
 #define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
+/* Webhook transfers at most, beside "concurrency" messages. */
+#define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
 
 /* A provider instantiated for one config section. */
 struct route {
@@ -64,6 +69,7 @@ struct daemon {
 	long		 retention;
 	size_t		 concurrency;
 	size_t		 route_cap;
+	struct webhooks	*wh;		/* events to clients */
 
 	CURLM		*multi;
 	int		 ino;		/* inotify on new/ and deferred/ */
@@ -174,11 +180,20 @@ check_sections(const struct config *cfg, const char *root)
 	int			 c, rc = 0;
 
 	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++) {
+		if (strncmp(sec, "client.", 7) == 0) {
+			/* A client's webhook (msgspool.conf(5)). */
+			if (event_check_section(cfg, sec, err, sizeof(err)) ==
+			    -1) {
+				log_err("config: %s", err);
+				rc = -1;
+			}
+			continue;
+		}
 		if ((c = channel_of_section(sec)) != -1)
 			ch = channel_info((enum channel)c)->name;
 		else {
 			log_err("config: [%s]: not a channel (sms, voice, "
-			    "email, ott.N)", sec);
+			    "email, ott.N) nor a client (client.ID)", sec);
 			rc = -1;
 			continue;
 		}
@@ -250,8 +265,12 @@ load_config(struct daemon *d)
 	d->retention = retention;
 	d->concurrency = conc;
 	d->route_cap = conc > 1 ? conc * 3 / 4 : 1;
-	curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)conc);
-	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)conc);
+	/* Webhooks: a quarter more, never taken from messages. */
+	webhooks_configure(d->wh, cfg, spool, WEBHOOK_SHARE(conc));
+	curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+	    (long)(conc + WEBHOOK_SHARE(conc)));
+	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS,
+	    (long)(conc + WEBHOOK_SHARE(conc)));
 	return 0;
 }
 
@@ -311,6 +330,39 @@ index_provider_id(struct daemon *d, const json_t *doc)
 }
 
 /*
+ * Apply a receipt to doc (sent/name) and store it, with the event its
+ * client wants when the status moved (stored first: a crash between the
+ * two sends it twice, never not at all).  0, or 1 when it could not be
+ * stored (the receipt is kept).
+ */
+static int
+record_receipt(struct daemon *d, json_t *doc, const char *name,
+    const char *status, time_t when, const json_t *error)
+{
+	const char	*before;
+	char		 ev[SPOOL_NAME_MAX] = "", was[32];
+
+	before = msgdoc_status(doc, "sent");
+	snprintf(was, sizeof(was), "%s", before);
+	if (!msgdoc_receipt(doc, "sent", status, when, error))
+		return 0;
+	if (strcmp(was, msgdoc_status(doc, "sent")) != 0) {
+		if (event_record(d->spool, d->cfg, doc, "sent", time(NULL),
+		    ev) != MSG_OK)
+			return 1;
+		if (ev[0] != '\0')
+			webhooks_poke(d->wh);
+	}
+	if (spool_store(d->spool, SPOOL_SENT, name, doc, SPOOL__MAX) !=
+	    MSG_OK) {
+		if (ev[0] != '\0')
+			spool_area_remove(d->spool, EVENT_AREA, ev);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * spool_area_scan callback: apply one receipt of receipts/ to its
  * message (msgspool-spool(5)).  A receipt whose message has no outcome
  * yet waits for it, at most RECEIPT_KEEP; one for a message that is
@@ -362,12 +414,9 @@ apply_receipt(void *arg, const char *rname)
 		    sizeof(err))) == NULL)
 			keep = errno == ENOENT;
 		else {
-			if (msgdoc_receipt(doc, "sent", status, when,
-			    json_object_get(r, "error")) &&
-			    spool_store(d->spool, SPOOL_SENT, name, doc,
-			    SPOOL__MAX) != MSG_OK)
-				keep = 1;
-			else
+			keep = record_receipt(d, doc, name, status, when,
+			    json_object_get(r, "error"));
+			if (!keep)
 				log_info("receipt %s: %s %s", msgid, prov,
 				    status);
 			json_decref(doc);
@@ -399,19 +448,53 @@ flush_done(struct daemon *d)
 	struct spool_item	*items;
 	struct job		*job;
 	const char		*id;
-	size_t			 i;
+	json_t			**evs = NULL, *ev;
+	size_t			 i, nevs = 0, *evitem = NULL;
+	char			 evname[SPOOL_NAME_MAX];
+	time_t			 now = time(NULL);
 
 	if (d->ndone == 0)
 		return;
 	if ((items = calloc(d->ndone, sizeof(*items))) != NULL) {
+		evs = calloc(d->ndone, sizeof(*evs));
+		if ((evitem = calloc(d->ndone, sizeof(*evitem))) == NULL) {
+			free(evs);
+			evs = NULL;
+		}
 		for (i = 0; i < d->ndone; i++) {
 			items[i].doc = d->done[i]->doc;
 			items[i].dir = outcome(d, d->done[i]);
 			items[i].name = d->done[i]->name;
 			items[i].from = SPOOL_CUR;
+			/* sent or failed: its client's event, if wanted. */
+			if (evs != NULL && items[i].dir != SPOOL_DEFERRED &&
+			    (ev = event_of(d->cfg, d->done[i]->doc,
+			    spool_dirname(items[i].dir), now)) != NULL) {
+				evs[nevs] = ev;
+				evitem[nevs++] = i;
+			}
 		}
+		/* The events first: a crash before the outcomes sends one
+		 * twice (the message goes again), never none. */
+		if (nevs > 0 && spool_area_store(d->spool, EVENT_AREA,
+		    (const json_t **)evs, nevs) != MSG_OK)
+			log_err("webhooks: cannot store %zu events: %s", nevs,
+			    strerror(errno));
+		else if (nevs > 0)
+			webhooks_poke(d->wh);
 		spool_commit(d->spool, items, d->ndone);
 	}
+	for (i = 0; i < nevs; i++) {
+		/* Its outcome was not recorded: it is not news yet. */
+		if (items[evitem[i]].status != MSG_OK) {
+			snprintf(evname, sizeof(evname), "%s.json",
+			    event_id(evs[i]));
+			spool_area_remove(d->spool, EVENT_AREA, evname);
+		}
+		json_decref(evs[i]);
+	}
+	free(evs);
+	free(evitem);
 	for (i = 0; i < d->ndone; i++) {
 		job = d->done[i];
 		id = json_string_value(json_object_get(job->doc, "id"));
@@ -632,13 +715,19 @@ reap(struct daemon *d)
 	while ((m = curl_multi_info_read(d->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
-		    (char **)&job);
+		code = 0;
+		ra = 0;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE,
 		    &code);
 		if (curl_easy_getinfo(m->easy_handle, CURLINFO_RETRY_AFTER,
-		    &ra) == CURLE_OK)
-			job->retry_after = policy_retry_after((long long)ra);
+		    &ra) != CURLE_OK)
+			ra = 0;
+		if (webhooks_reap(d->wh, m->easy_handle, m->data.result, code,
+		    policy_retry_after((long long)ra)))
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+		    (char **)&job);
+		job->retry_after = policy_retry_after((long long)ra);
 		curl_multi_remove_handle(d->multi, m->easy_handle);
 		job->route->provider->finish(job->route->state, job,
 		    m->data.result, code);
@@ -663,6 +752,7 @@ chores(struct daemon *d, time_t now)
 		spool_area_scan(d->spool, "receipts", apply_receipt, d);
 		d->next_receipts = now + RECEIPT_EVERY;
 	}
+	webhooks_run(d->wh, now);
 	if (now >= d->next_recover) {
 		if (spool_recover(d->spool) > 0)
 			d->new_dirty = 1;
@@ -736,7 +826,8 @@ wait_for_work(struct daemon *d, time_t now)
 	ms = until > now ? (int)(until - now) * 1000 : 0;
 	if (ms > 1000)
 		ms = 1000;	/* signals are seen within a second */
-	if (d->new_dirty && d->inflight < d->concurrency && !reloading)
+	if ((d->new_dirty && d->inflight < d->concurrency && !reloading) ||
+	    webhooks_dirty(d->wh))
 		ms = 0;
 	/* Files arriving only matter when there is room for them. */
 	if (d->ino != -1 && d->inflight < d->concurrency) {
@@ -806,12 +897,22 @@ main(int argc, char *argv[], char *envp[])
 		log_err("libcurl cannot start");
 		return 1;
 	}
+	/* For tests only (msgspoold(8), ENVIRONMENT): a shorter schedule. */
+	if ((d.wh = webhooks_new(d.multi, getenv("MSGSPOOL_WEBHOOK_SCHEDULE"),
+	    d.once)) == NULL) {
+		log_err("MSGSPOOL_WEBHOOK_SCHEDULE: not seconds separated by "
+		    "commas");
+		curl_multi_cleanup(d.multi);
+		return 1;
+	}
 	if (load_config(&d) == -1) {
+		webhooks_free(d.wh);
 		curl_multi_cleanup(d.multi);
 		return 1;
 	}
 	if (spool_writable(d.spool, path, sizeof(path)) == -1) {
 		log_err("spool: %s; not starting", path);
+		webhooks_free(d.wh);
 		routes_free(&d);
 		spool_free(d.spool);
 		config_free(d.cfg);
@@ -852,12 +953,14 @@ main(int argc, char *argv[], char *envp[])
 				flush_done(&d);
 			}
 		}
-		if (d.inflight == 0 && (stopping || (d.once && !d.new_dirty)))
+		if (d.inflight == 0 && (stopping || (d.once && !d.new_dirty &&
+		    !webhooks_busy(d.wh))))
 			break;
 		curl_multi_perform(d.multi, &running);
 		reap(&d);
 		flush_done(&d);
-		if (d.inflight == 0 && d.once && !d.new_dirty)
+		if (d.inflight == 0 && d.once && !d.new_dirty &&
+		    !webhooks_busy(d.wh))
 			break;
 		wait_for_work(&d, time(NULL));
 		curl_multi_perform(d.multi, &running);
@@ -868,6 +971,7 @@ main(int argc, char *argv[], char *envp[])
 	log_info("stopped");
 	if (d.ino != -1)
 		close(d.ino);
+	webhooks_free(d.wh);
 	routes_free(&d);
 	curl_multi_cleanup(d.multi);
 	curl_global_cleanup();

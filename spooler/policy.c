@@ -1,6 +1,8 @@
 /*
  * policy.c: temporary or permanent, when to retry, when to give up.
  */
+#include <stdlib.h>
+
 #include "policy.h"
 
 enum msg_status
@@ -44,4 +46,52 @@ policy_max_age(enum msg_status st, time_t now, time_t age_from,
 		return MSG_PERMFAIL;
 	}
 	return st;
+}
+
+size_t
+policy_schedule_parse(const char *s, long *out, size_t max)
+{
+	char	*end;
+	long	 v;
+	size_t	 n = 0;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (;;) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		v = strtol(s, &end, 10);
+		if (v < 1 || v > POLICY_RETRY_AFTER_MAX || n == max)
+			return 0;
+		out[n++] = v;
+		if (*end == '\0')
+			return n;
+		if (*end != ',')
+			return 0;
+		s = end + 1;
+	}
+}
+
+enum msg_status
+policy_webhook_http(long code)
+{
+	if (code >= 200 && code <= 299)
+		return MSG_OK;
+	return code == 410 ? MSG_PERMFAIL : MSG_TEMPFAIL;
+}
+
+long
+policy_webhook_delay(long failures, unsigned rnd, long retry_after,
+    const long *schedule, size_t n)
+{
+	long	delay;
+
+	if (failures < 1 || (size_t)failures > n)
+		return -1;
+	delay = schedule[failures - 1];
+	delay = delay * 8 / 10 + (long)(rnd % (unsigned)(delay * 4 / 10 + 1));
+	if (delay < 1)
+		delay = 1;
+	retry_after = policy_retry_after(retry_after);
+	return retry_after > delay ? retry_after : delay;
 }

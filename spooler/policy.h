@@ -43,4 +43,36 @@ long		 policy_retry_after(long long seconds);
 enum msg_status	 policy_max_age(enum msg_status, time_t now, time_t age_from,
 		    long max_age, const char **gave_up);
 
+/*
+ * Webhooks to clients (msgspoold(8), Webhooks): the waits before each
+ * retry of an event, as Standard Webhooks suggests, each spread by
+ * +-20%.  An event has 1 + that many tries.
+ */
+#define POLICY_WEBHOOK_SCHEDULE	"5,300,1800,7200,18000,36000,36000"
+#define POLICY_WEBHOOK_TRIES_MAX	32	/* a schedule's length, at most */
+#define POLICY_WEBHOOK_TIMEOUT	15	/* seconds a delivery may take */
+
+/*
+ * Parse a schedule, seconds separated by commas ("5,300,1800"), into
+ * out (max entries).  The count, or 0 when it is empty, too long or not
+ * all whole seconds from 1 to a day.
+ */
+size_t		 policy_schedule_parse(const char *s, long *out, size_t max);
+
+/*
+ * A client's answer to a webhook: 2xx MSG_OK; 410 MSG_PERMFAIL (stop at
+ * once); anything else, a timeout or no connection (code 0)
+ * MSG_TEMPFAIL.
+ */
+enum msg_status	 policy_webhook_http(long code);
+
+/*
+ * Seconds to wait after an event's failed try number failures (from 1)
+ * by the schedule of n waits: the failures-th wait spread by +-20% with
+ * rnd, or the client's Retry-After (retry_after > 0, bounded to a day)
+ * when it is longer.  -1 when the tries are exhausted.
+ */
+long		 policy_webhook_delay(long failures, unsigned rnd,
+		    long retry_after, const long *schedule, size_t n);
+
 #endif

@@ -97,6 +97,85 @@ test_max_age(void **state)
 	    &why), MSG_TEMPFAIL);
 }
 
+/* The default schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+static void
+test_webhook_schedule(void **state)
+{
+	static const long want[] = { 5, 300, 1800, 7200, 18000, 36000,
+	    36000 };
+	long	s[POLICY_WEBHOOK_TRIES_MAX];
+	size_t	n, i;
+
+	(void)state;
+	n = policy_schedule_parse(POLICY_WEBHOOK_SCHEDULE, s,
+	    POLICY_WEBHOOK_TRIES_MAX);
+	assert_int_equal(n, 7);
+	for (i = 0; i < n; i++)
+		assert_int_equal(s[i], want[i]);
+	assert_int_equal(policy_schedule_parse("1,2", s, 8), 2);
+	assert_int_equal(policy_schedule_parse("1", s, 8), 1);
+	/* Not a schedule: empty, blanks, zero, signs, too long, a day+. */
+	assert_int_equal(policy_schedule_parse("", s, 8), 0);
+	assert_int_equal(policy_schedule_parse(NULL, s, 8), 0);
+	assert_int_equal(policy_schedule_parse("1,,2", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("1,", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("0", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("-1", s, 8), 0);
+	assert_int_equal(policy_schedule_parse(" 1", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("1s", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("86401", s, 8), 0);
+	assert_int_equal(policy_schedule_parse("1,2,3", s, 2), 0);
+}
+
+static void
+test_webhook_http(void **state)
+{
+	(void)state;
+	assert_int_equal(policy_webhook_http(200), MSG_OK);
+	assert_int_equal(policy_webhook_http(204), MSG_OK);
+	assert_int_equal(policy_webhook_http(299), MSG_OK);
+	assert_int_equal(policy_webhook_http(410), MSG_PERMFAIL);
+	/* Everything else is retried, 4xx included: the client may fix it. */
+	assert_int_equal(policy_webhook_http(0), MSG_TEMPFAIL);
+	assert_int_equal(policy_webhook_http(301), MSG_TEMPFAIL);
+	assert_int_equal(policy_webhook_http(400), MSG_TEMPFAIL);
+	assert_int_equal(policy_webhook_http(404), MSG_TEMPFAIL);
+	assert_int_equal(policy_webhook_http(429), MSG_TEMPFAIL);
+	assert_int_equal(policy_webhook_http(500), MSG_TEMPFAIL);
+}
+
+/* Each wait within +-20% of the schedule's; Retry-After when longer. */
+static void
+test_webhook_delay(void **state)
+{
+	long		s[POLICY_WEBHOOK_TRIES_MAX], d;
+	size_t		n, i;
+	unsigned	rnd;
+
+	(void)state;
+	n = policy_schedule_parse(POLICY_WEBHOOK_SCHEDULE, s,
+	    POLICY_WEBHOOK_TRIES_MAX);
+	for (i = 0; i < n; i++) {
+		for (rnd = 0; rnd < 70000; rnd += 331) {
+			d = policy_webhook_delay((long)i + 1, rnd, 0, s, n);
+			assert_true(d >= s[i] * 8 / 10);
+			assert_true(d <= s[i] * 12 / 10);
+		}
+		assert_int_equal(policy_webhook_delay((long)i + 1, 0, 0, s,
+		    n), s[i] * 8 / 10);
+	}
+	/* Exhausted after the last wait; nonsense counts too. */
+	assert_int_equal(policy_webhook_delay((long)n + 1, 7, 0, s, n), -1);
+	assert_int_equal(policy_webhook_delay(0, 7, 0, s, n), -1);
+	/* Retry-After wins when longer, bounded to a day. */
+	assert_int_equal(policy_webhook_delay(1, 0, 120, s, n), 120);
+	assert_int_equal(policy_webhook_delay(2, 0, 1, s, n), 240);
+	assert_int_equal(policy_webhook_delay(1, 0, 999999, s, n), 86400);
+	/* A one-second schedule never waits less than a second. */
+	s[0] = 1;
+	assert_int_equal(policy_webhook_delay(1, 0, 0, s, 1), 1);
+}
+
 int
 main(void)
 {
@@ -105,6 +184,9 @@ main(void)
 		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_max_age),
+		cmocka_unit_test(test_webhook_schedule),
+		cmocka_unit_test(test_webhook_http),
+		cmocka_unit_test(test_webhook_delay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
