@@ -1,0 +1,47 @@
+/*
+ * spool_impl.h: what spool.c, commit.c and area.c share, and nothing
+ * else sees: the spool's structure and its internal helpers.
+ */
+#ifndef SPOOL_IMPL_H
+#define SPOOL_IMPL_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "msgspool.h"
+#include "spool.h"
+
+struct spool {
+	char	*root;
+	int	 rootfd;
+	int	 fds[SPOOL__MAX];	/* opened on first use: spool_statefd */
+};
+
+/* "tmp", "new", ...: the states' directory names. */
+extern const char *const spool_dirnames[SPOOL__MAX];
+
+/*
+ * The fd of a state's directory, opened on first use: a CGI program
+ * touches two or three of them, and each open is a cost per request.
+ * -1 when it cannot be opened.
+ */
+int		 spool_statefd(struct spool *, int d);
+
+/* What an errno of a write means: MSG_TEMPFAIL (503) or MSG_PERMFAIL. */
+enum msg_status	 spool_errno_status(int e);
+
+/* strcmp over an array of strings, for qsort. */
+int		 spool_namecmp(const void *a, const void *b);
+
+/*
+ * Write docs durably: dirfds[i] is where item i goes, names[i] its name,
+ * mtimes[i] its modification time (0: now).  Directories are synced
+ * once each, after every rename; an item whose directory cannot be
+ * synced is removed again and fails.  Sets st[i].
+ */
+void		 spool_commit_files(struct spool *, const json_t **docs,
+		    int *dirfds, const char **names, time_t *mtimes,
+		    enum msg_status *st, size_t n);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * test_area.c: the spool's areas (lib/area.c): made on demand with
+ * new/'s mode, documents stored whole and scanned in the order they
+ * came, the index, and names that would leave the area refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "spool.h"
+#include "testutil.h"
+
+struct fixture {
+	char		 dir[TU_DIR_SIZE];
+	struct spool	*sp;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture	*f;
+	char		 err[256], path[512];
+
+	if ((f = tu_fixture_new(sizeof(*f), "area")) == NULL)
+		return -1;
+	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
+		tu_fixture_free(f);
+		return -1;
+	}
+	/* As install makes it: the CGI user's group writes new/. */
+	snprintf(path, sizeof(path), "%s/new", f->dir);
+	chmod(path, 02770);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	spool_free(f->sp);
+	tu_fixture_free(f);
+	return 0;
+}
+
+static json_t *
+rdoc(char *id, const char *what)
+{
+	assert_int_equal(ulid_new(id), 0);
+	return json_pack("{s:i, s:s, s:s}", "version", MSGDOC_VERSION, "id",
+	    id, "what", what);
+}
+
+struct seen {
+	char	names[8][SPOOL_NAME_MAX];
+	size_t	n;
+};
+
+static int
+collect(void *arg, const char *name)
+{
+	struct seen	*s = arg;
+
+	snprintf(s->names[s->n++], SPOOL_NAME_MAX, "%s", name);
+	return 0;
+}
+
+static void
+test_store_scan_load_remove(void **state)
+{
+	struct fixture	*f = *state;
+	char		 a[ULID_LEN + 1], b[ULID_LEN + 1], name[64], path[512];
+	const json_t	*docs[2];
+	json_t		*da, *db, *got;
+	struct seen	 seen;
+	struct stat	 st;
+
+	memset(&seen, 0, sizeof(seen));
+	/* Nothing there yet: nothing to scan, no error. */
+	assert_int_equal(spool_area_scan(f->sp, "receipts", collect, &seen),
+	    0);
+	assert_int_equal(seen.n, 0);
+	da = rdoc(a, "first");
+	usleep(2000);
+	db = rdoc(b, "second");
+	docs[0] = db;
+	docs[1] = da;
+	assert_int_equal(spool_area_store(f->sp, "receipts", docs, 2), MSG_OK);
+	snprintf(path, sizeof(path), "%s/receipts", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 02770);
+	/* In the order they came, whatever the order stored. */
+	assert_int_equal(spool_area_scan(f->sp, "receipts", collect, &seen),
+	    0);
+	assert_int_equal(seen.n, 2);
+	snprintf(name, sizeof(name), "%s.json", a);
+	assert_string_equal(seen.names[0], name);
+	got = spool_area_load(f->sp, "receipts", name, NULL, 0);
+	assert_non_null(got);
+	assert_string_equal(json_string_value(json_object_get(got, "what")),
+	    "first");
+	json_decref(got);
+	assert_int_equal(spool_area_remove(f->sp, "receipts", name), 0);
+	assert_null(spool_area_load(f->sp, "receipts", name, NULL, 0));
+	assert_null(spool_area_load(f->sp, "receipts", "../new", NULL, 0));
+	assert_int_equal(spool_area(f->sp, "../etc", 1), -1);
+	assert_int_equal(spool_area(f->sp, ".hidden", 1), -1);
+	json_decref(da);
+	json_decref(db);
+}
+
+static void
+test_index(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[ULID_LEN + 1], got[ULID_LEN + 1];
+
+	assert_int_equal(ulid_new(id), 0);
+	assert_int_equal(spool_index_get(f->sp, "abc", got), -1);
+	assert_int_equal(spool_index_put(f->sp, "abc", id), 0);
+	assert_int_equal(spool_index_get(f->sp, "abc", got), 0);
+	assert_string_equal(got, id);
+	assert_int_equal(spool_index_put(f->sp, "../x", id), -1);
+	assert_int_equal(spool_index_put(f->sp, ".x", id), -1);
+	/* Pruned by age. */
+	assert_int_equal(spool_area_prune(f->sp, "index", time(NULL) + 10),
+	    1);
+	assert_int_equal(spool_index_get(f->sp, "abc", got), -1);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_store_scan_load_remove),
+		T(test_index),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
