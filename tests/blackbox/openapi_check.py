@@ -8,20 +8,23 @@ conf/openapi.yaml.
     check_response("POST", "/sms/v1/deliver", r.status_code, r.headers,
                    r.content)           # the same, by parts
 
-The path is the one the request went to: a route as the document names
-it (/sms/v1/deliver), a concrete path of a templated route
-(/messages/01M840Q7H2P5C7SYTHCZ984TVK for /messages/{id}), or, under
-busybox httpd, which cannot map routes, the program itself
-(/cgi-bin/sms-deliver; /cgi-bin/messages/01M840Q7H2P5C7SYTHCZ984TVK for
-/messages/{id}).
+The path is the one the request went to, with or without its query: a
+route as the document names it (/sms/v1/deliver), a concrete path of a
+templated route (/messages/01M840Q7H2P5C7SYTHCZ984TVK for /messages/{id},
+/receipts/twilio?id=... for /receipts/{provider}), or, under busybox
+httpd, which cannot map routes, the program itself (/cgi-bin/sms-deliver;
+/cgi-bin/messages/01M840Q7H2P5C7SYTHCZ984TVK for /messages/{id};
+/cgi-bin/receipts/twilio for /receipts/{provider}).
 
 check_response raises AssertionError, naming the operation and what is
 wrong, when
   - the path is not in the document, or the method is not an operation of
     that path and the status is not 405 (another method is always 405, with
     an Allow header naming the documented methods);
-  - a 2xx answers a path whose parameters do not match their schemas (the
-    program took what the document says is not an id);
+  - a 2xx answers a path whose parameters do not match their schemas, an
+    operation's own over its path's (the program took what the document
+    says is not an id, a provider it does not have, or a GET /receipts/
+    other than whatsapp);
   - the status is not documented for the operation;
   - a header the response documents as required is missing, or a
     documented header's value does not match its schema;
@@ -173,7 +176,8 @@ def _path_item(doc, path):
     map routes) stands for a route whose operations name it in
     x-cgi-program: /cgi-bin/PROGRAM for the first such route,
     /cgi-bin/PROGRAM/REST for its templated route whose fixed part, then
-    REST, fits the template (/cgi-bin/messages/ID: /messages/{id})."""
+    REST, fits the template (/cgi-bin/messages/ID: /messages/{id};
+    /cgi-bin/receipts/twilio: /receipts/{provider})."""
     paths = doc.get("paths") or {}
     if path in paths:
         return path, paths[path], {}

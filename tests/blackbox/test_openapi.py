@@ -7,7 +7,12 @@ document with the pinned Redocly CLI is tests/openapi/lint.sh.
 """
 
 import base64
+import hashlib
+import hmac
 import json
+import shutil
+import time
+import urllib.parse
 
 import pytest
 
@@ -32,6 +37,8 @@ ROUTES = [
     ("POST", "/email/v1/attachments", "attachments", "email"),
     ("GET", "/messages/{id}", "messages", "any valid key"),
     ("DELETE", "/messages/{id}", "messages", "any valid key"),
+    ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
+    ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
 ]
 # Each path, and the methods it allows in the order Allow names them.
 PATHS = {}
@@ -39,6 +46,12 @@ for _m, _p, _, _ in ROUTES:
     PATHS.setdefault(_p, []).append(_m)
 # A message id for the concrete path of /messages/{id}.
 SOME_ID = "01M840Q7H2P5C7SYTHCZ984TVK"
+# Operations whose 405 names fewer methods than their path has: GET
+# /receipts/twilio (and http) is a 405 that allows only POST.
+ALLOW_OF_405 = {("GET", "/receipts/{provider}"): "POST"}
+# The operations that take no key (the provider's signature instead).
+NO_KEY = {("GET", "/ping"), ("POST", "/receipts/{provider}"),
+          ("GET", "/receipts/{provider}")}
 
 # Every status each route's program can answer (cgi.c's pipeline, then
 # the handler): the success codes, then the errors.
@@ -61,6 +74,13 @@ STATUSES = {
     ("GET", "/messages/{id}"): PIPELINE_MESSAGES,
     # 409: the message is sending or further on.
     ("DELETE", "/messages/{id}"): PIPELINE_MESSAGES | {"409"},
+    # No key (403 is a bad signature), any Content-Type, 404 for an
+    # unknown provider.
+    ("POST", "/receipts/{provider}"): {"200", "400", "403", "404", "405",
+                                       "411", "413", "500", "503"},
+    # The WhatsApp handshake: no body; 405 for GET on another provider.
+    ("GET", "/receipts/{provider}"): {"200", "403", "404", "405", "500",
+                                      "503"},
 }
 
 # The schema names clients, the man pages and the descriptions in the
@@ -72,7 +92,8 @@ SCHEMAS = [
     "EmailDeliverAttachment", "VoiceDeliverRequest", "SmsBatchRequest",
     "EmailDeliverPayload", "EmailDeliverRequest", "EmailDeliverResult",
     "EmailDeliverResponse", "CampaignAccepted", "AttachmentUploadResponse",
-    "ProblemDetails", "MessageStatus",
+    "ProblemDetails", "MessageStatus", "ReceiptsTaken",
+    "TwilioStatusCallback", "WhatsAppStatusWebhook", "HttpReceipt",
 ]
 
 OTT_CONF = "\n[ott.1]\nprovider = file\n"
@@ -104,9 +125,10 @@ def test_document_is_openapi_3_1_with_relative_server_and_api_key():
     assert (key["type"], key["in"], key["name"]) == \
         ("apiKey", "header", "X-API-KEY")
     assert DOC["security"] == [{"ApiKey": []}]
-    assert op("GET", "/ping")["security"] == []
     for m, p in oc.operations():
-        if p != "/ping":
+        if (m, p) in NO_KEY:
+            assert op(m, p)["security"] == [], f"{m} {p} needs no key"
+        else:
             assert "security" not in op(m, p), f"{m} {p} overrides security"
 
 
@@ -126,6 +148,51 @@ def test_message_id_parameter():
     assert params[0]["schema"] == {"$ref": "#/components/schemas/MessageId"}
     for m in PATHS["/messages/{id}"]:
         assert "parameters" not in op(m, "/messages/{id}"), m
+
+
+def test_receipt_parameters():
+    item = DOC["paths"]["/receipts/{provider}"]
+    params = [oc._deref(DOC, x, [])[0] for x in item["parameters"]]
+    assert [(x["name"], x["in"], x["required"]) for x in params] == \
+        [("provider", "path", True)]
+    assert schema_errors("twilio", "ReceiptProvider") == []
+    assert DOC["components"]["schemas"]["ReceiptProvider"]["enum"] == [
+        "twilio", "whatsapp", "http"]
+    # GET is the WhatsApp handshake only: its own provider parameter.
+    got = {(x["name"], x["in"]): x for x in op("GET", "/receipts/{provider}")
+           ["parameters"]}
+    assert set(got) == {("provider", "path"), ("hub.mode", "query"),
+                        ("hub.verify_token", "query"),
+                        ("hub.challenge", "query")}
+    assert got[("provider", "path")]["schema"]["const"] == "whatsapp"
+    got = {(x["name"], x["in"]) for x in op("POST", "/receipts/{provider}")
+           ["parameters"]}
+    assert got == {("id", "query"), ("X-Twilio-Signature", "header"),
+                   ("X-Hub-Signature-256", "header"),
+                   ("webhook-id", "header"), ("webhook-timestamp", "header"),
+                   ("webhook-signature", "header")}
+    content = op("POST", "/receipts/{provider}")["requestBody"]["content"]
+    assert list(content) == ["application/x-www-form-urlencoded",
+                             "application/json"]
+
+
+def test_receipt_schemas():
+    ok = {"id": SOME_ID, "status": "delivered"}
+    assert schema_errors(ok, "HttpReceipt") == []
+    assert schema_errors(dict(ok, id="prov-1", at="2026-11-23T10:00:04Z",
+                              error={"code": 42, "message": "x"}),
+                         "HttpReceipt") == []
+    for bad in ({"id": SOME_ID}, {"status": "delivered"},
+                dict(ok, status="queued"), dict(ok, status="failed"),
+                dict(ok, id=7), dict(ok, at=1795428004)):
+        assert schema_errors(bad, "HttpReceipt"), bad
+    assert schema_errors({"stored": 1, "dropped": 0}, "ReceiptsTaken") == []
+    for bad in ({"stored": 1}, {"stored": -1, "dropped": 0},
+                {"stored": 1, "dropped": 0, "extra": 1}):
+        assert schema_errors(bad, "ReceiptsTaken"), bad
+    assert schema_errors({"MessageSid": "SM1"}, "TwilioStatusCallback")
+    assert schema_errors({"AccountSid": "AC1", "X": 1},
+                         "TwilioStatusCallback")
 
 
 def test_operation_ids_are_unique_and_upload_is_deprecated():
@@ -152,7 +219,10 @@ def test_documented_headers(method, path):
 
     allow = header(405, "Allow")
     assert allow["required"] is True
-    assert allow["schema"]["const"] == ", ".join(PATHS[path])
+    assert allow["schema"]["const"] == ALLOW_OF_405.get(
+        (method, path), ", ".join(PATHS[path]))
+    if (method, path) in NO_KEY:
+        assert "401" not in responses, (method, path)
     if "401" in responses:
         h = header(401, "WWW-Authenticate")
         assert h["required"] is True
@@ -449,6 +519,47 @@ def test_checker_maps_a_concrete_path_to_its_template():
                        {"Content-Type": "application/json"}, body)
 
 
+def test_checker_maps_a_receipt_path_to_its_template():
+    hdrs = {"Content-Type": "application/problem+json"}
+    signature = (b'{"type":"urn:msgspool:problem:bad-signature",'
+                 b'"title":"Forbidden","status":403,"detail":"x"}')
+    not_allowed = (b'{"type":"urn:msgspool:problem:method-not-allowed",'
+                   b'"title":"Method Not Allowed","status":405,"detail":"x"}')
+    taken = b'{"stored":1,"dropped":0}'
+    json_hdrs = {"Content-Type": "application/json"}
+    # The route (with Twilio's query), and busybox's /cgi-bin/receipts/NAME.
+    for base in ("/receipts/", "/cgi-bin/receipts/"):
+        for name in ("twilio", "whatsapp", "http"):
+            check_response("POST", base + name + "?id=" + SOME_ID, 200,
+                           json_hdrs, taken)
+            check_response("POST", base + name, 403, hdrs, signature)
+            check_response("PUT", base + name, 405,
+                           dict(hdrs, Allow="POST, GET"), not_allowed)
+            with pytest.raises(AssertionError, match=r"Allow"):
+                check_response("PUT", base + name, 405,
+                               dict(hdrs, Allow="POST"), not_allowed)
+        # GET: the handshake on whatsapp, a 405 allowing POST elsewhere.
+        check_response("GET", base + "whatsapp?hub.challenge=7", 200,
+                       {"Content-Type": "text/plain"}, b"7")
+        check_response("GET", base + "twilio", 405, dict(hdrs, Allow="POST"),
+                       not_allowed)
+        with pytest.raises(AssertionError, match=r"Allow"):
+            check_response("GET", base + "twilio", 405,
+                           dict(hdrs, Allow="POST, GET"), not_allowed)
+        # A 2xx for a provider the document does not have, or a handshake
+        # answered on another provider than whatsapp: they disagree.
+        with pytest.raises(AssertionError, match=r"path parameter provider"):
+            check_response("POST", base + "pigeon", 200, json_hdrs, taken)
+        with pytest.raises(AssertionError, match=r"path parameter provider"):
+            check_response("GET", base + "twilio", 200,
+                           {"Content-Type": "text/plain"}, b"7")
+    with pytest.raises(AssertionError, match=r"status not documented"):
+        check_response("POST", "/receipts/twilio", 401, hdrs, signature)
+    with pytest.raises(AssertionError, match=r"'dropped'"):
+        check_response("POST", "/receipts/twilio", 200, json_hdrs,
+                       b'{"stored":1}')
+
+
 def test_checker_rejects_a_missing_required_header():
     problem = (b'{"type":"urn:msgspool:problem:unauthorized",'
                b'"title":"Unauthorized","status":401,"detail":"x"}')
@@ -487,10 +598,13 @@ def checked(r, status):
 
 def test_live_every_request_example_is_accepted(live):
     """Each request example of the document, sent as it is, gets a 2xx
-    that matches the document."""
+    that matches the document.  (The receipts' examples need the
+    provider's signature: test_live_receipt_examples sends them.)"""
     live.inst.write_conf(OTT_CONF)
     n = 0
     for m, p in oc.operations():
+        if op(m, p)["x-cgi-program"] == "receipts":
+            continue
         rb = op(m, p).get("requestBody")
         for mt in (rb or {}).get("content", {}).values():
             for name, ex in mt.get("examples", {}).items():
@@ -505,8 +619,8 @@ def test_live_every_request_example_is_accepted(live):
 def test_live_other_methods_are_405_with_allow(live, path):
     methods = PATHS[path]
     # A templated path is asked for with a concrete value (the program
-    # answers 405 before it looks at the id).
-    concrete = path.replace("{id}", SOME_ID)
+    # answers 405 before it looks at the id or the provider).
+    concrete = path.replace("{id}", SOME_ID).replace("{provider}", "twilio")
     others = [m for m in ("GET", "POST", "PUT", "DELETE", "OPTIONS")
               if m not in methods]
     for other in others:
@@ -722,6 +836,173 @@ def test_live_messages(live):
     assert live.inst.where(sid) == ["sent"]
 
 
+# The receipts' request examples name this Twilio account and this
+# WhatsApp number: the config below has sections for them, with the
+# secrets the tests sign with.
+PUBLIC = "https://msg.example.com"
+TWILIO_SID = "AC0123456789abcdef0123456789abcdef"
+TWILIO_TOKEN = "twilio-auth-token"
+WA_PHONE = "106540352242922"
+WA_SECRET = "meta-app-secret"
+WA_VERIFY = "verify-me-please"
+HTTP_SECRET = "whsec_" + b64(b"0123456789abcdef01234567")
+RECEIPTS_CONF = f"""public-url = {PUBLIC}
+
+[sms]
+provider = twilio
+account-sid = {TWILIO_SID}
+auth-token = {TWILIO_TOKEN}
+from = +15005550006
+
+[ott.1]
+provider = whatsapp
+phone-number-id = {WA_PHONE}
+token = not-used-here
+app-secret = {WA_SECRET}
+verify-token = {WA_VERIFY}
+
+[voice]
+provider = http
+url = http://127.0.0.1:9/not-used-here
+receipt-secret = {HTTP_SECRET}
+"""
+
+
+def _twilio_receipt(live, params, query="", token=TWILIO_TOKEN):
+    """POST params as Twilio does, signed (computed here with hmac)."""
+    q = f"?{query}" if query else ""
+    data = f"{PUBLIC}/receipts/twilio{q}" + "".join(
+        k + params[k] for k in sorted(params))
+    sig = b64(hmac.new(token.encode(), data.encode(), hashlib.sha1).digest())
+    return live.request("POST", "/receipts/twilio" + q, client=None,
+                        data=urllib.parse.urlencode(params),
+                        headers={"Content-Type":
+                                 "application/x-www-form-urlencoded",
+                                 "X-Twilio-Signature": sig})
+
+
+def _whatsapp_receipt(live, body, secret=WA_SECRET):
+    sig = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return live.request("POST", "/receipts/whatsapp", client=None, data=body,
+                        headers={"Content-Type": "application/json",
+                                 "X-Hub-Signature-256": "sha256=" + sig})
+
+
+def _http_receipt(live, body, secret=HTTP_SECRET, ts=None):
+    ts = str(int(time.time())) if ts is None else ts
+    key = base64.b64decode(secret[len("whsec_"):])
+    mac = hmac.new(key, f"msg_1.{ts}.".encode() + body, hashlib.sha256)
+    return live.request("POST", "/receipts/http", client=None, data=body,
+                        headers={"Content-Type": "application/json",
+                                 "webhook-id": "msg_1",
+                                 "webhook-timestamp": ts,
+                                 "webhook-signature": "v1," +
+                                 b64(mac.digest())})
+
+
+@pytest.fixture
+def receipts(live):
+    """The live server configured for receipts; receipts/ emptied after
+    (nothing here runs the daemon that would apply them)."""
+    live.inst.write_conf(RECEIPTS_CONF)
+    yield live
+    shutil.rmtree(live.inst.spool / "receipts", ignore_errors=True)
+
+
+def test_live_receipt_examples(receipts):
+    """Each request example of POST /receipts/{provider}, signed as its
+    provider signs, is taken (200) as the document says."""
+    live = receipts
+    content = op("POST", "/receipts/{provider}")["requestBody"]["content"]
+    n = 0
+    for name, ex in content["application/x-www-form-urlencoded"][
+            "examples"].items():
+        out = checked(_twilio_receipt(live, ex["value"]), 200)
+        # Matched later through the provider's id: stored.
+        assert out == {"stored": 1, "dropped": 0}, name
+        n += 1
+    for name, ex in content["application/json"]["examples"].items():
+        body = json.dumps(ex["value"]).encode()
+        if name.startswith("whatsapp"):
+            out = checked(_whatsapp_receipt(live, body), 200)
+            statuses = ex["value"]["entry"][0]["changes"][0]["value"][
+                "statuses"]
+            assert out == {"stored": len(statuses), "dropped": 0}, name
+        else:
+            assert name.startswith("http"), name
+            out = checked(_http_receipt(live, body), 200)
+            # SOME_ID is no message of this spool: dropped.
+            assert out == {"stored": 0, "dropped": 1}, name
+        n += 1
+    assert n >= 7
+
+
+def test_live_receipts(receipts):
+    """/receipts/{provider}: every status the program gives, but 500 and
+    503 (test_live_503_and_500)."""
+    live = receipts
+    params = {"AccountSid": TWILIO_SID, "MessageStatus": "delivered",
+              "MessageSid": "SM" + "0" * 32}
+    # Twilio: the message id in the query; an unknown one is dropped.
+    assert checked(_twilio_receipt(live, params, query="id=" + SOME_ID),
+                   200) == {"stored": 0, "dropped": 1}
+    assert checked(_twilio_receipt(live, dict(params, MessageStatus="queued")),
+                   200) == {"stored": 0, "dropped": 0}
+    for r in (_twilio_receipt(live, params, token="wrong"),
+              _twilio_receipt(live, dict(params, AccountSid="AC" + "1" * 32)),
+              live.request("POST", "/receipts/twilio", client=None,
+                           data=urllib.parse.urlencode(params))):
+        p = checked(r, 403)
+        assert p["type"] == "urn:msgspool:problem:bad-signature"
+    # WhatsApp: a wrong app secret; not JSON.
+    body = json.dumps(op("POST", "/receipts/{provider}")["requestBody"][
+        "content"]["application/json"]["examples"]["whatsappRead"][
+        "value"]).encode()
+    checked(_whatsapp_receipt(live, body, secret="wrong"), 403)
+    checked(_whatsapp_receipt(live, b"not json"), 403)
+    # http: a wrong secret, a stale timestamp; signed but not a receipt.
+    ok = json.dumps({"id": SOME_ID, "status": "delivered"}).encode()
+    checked(_http_receipt(live, ok, secret="whsec_" + b64(b"x" * 24)), 403)
+    checked(_http_receipt(live, ok, ts=str(int(time.time()) - 3600)), 403)
+    for bad in ({"id": SOME_ID}, {"id": SOME_ID, "status": "queued"}, []):
+        p = checked(_http_receipt(live, json.dumps(bad).encode()), 400)
+        assert p["type"] == "urn:msgspool:problem:invalid-field"
+    assert not (live.inst.spool / "receipts").is_dir() or \
+        list((live.inst.spool / "receipts").iterdir()) == []
+    # The WhatsApp handshake.
+    q = {"hub.mode": "subscribe", "hub.verify_token": WA_VERIFY,
+         "hub.challenge": "1158201444"}
+    r = live.get("/receipts/whatsapp?" + urllib.parse.urlencode(q),
+                 client=None)
+    assert checked(r, 200) == "1158201444"
+    for wrong in (dict(q, **{"hub.verify_token": "not it"}),
+                  dict(q, **{"hub.mode": "unsubscribe"}),
+                  {"hub.challenge": "1"}):
+        checked(live.get("/receipts/whatsapp?" +
+                         urllib.parse.urlencode(wrong), client=None), 403)
+    # GET elsewhere: 405 allowing POST; an unknown provider: 404.
+    for name in ("twilio", "http"):
+        r = live.get(f"/receipts/{name}?" + urllib.parse.urlencode(q),
+                     client=None)
+        checked(r, 405)
+        assert r.headers["Allow"] == "POST"
+    for method in ("GET", "POST"):
+        p = checked(live.request(method, "/receipts/pigeon", client=None,
+                                 data=b"x" if method == "POST" else None),
+                    404)
+        assert p["type"] == "urn:msgspool:problem:not-found"
+    # 64 KiB at most; a Content-Length is needed.
+    p = checked(live.post_raw("/receipts/http", b" " * (64 * 1024 + 1),
+                              client=None), 413)
+    assert p["type"] == "urn:msgspool:problem:payload-too-large"
+    status, hdrs, body = live.raw(
+        b"POST /receipts/twilio HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        b"Connection: close\r\n\r\n")
+    check_response("POST", "/receipts/twilio", status, hdrs, body)
+    assert status == 411
+
+
 def test_live_503_and_500(live):
     """A spool directory missing is 503 with Retry-After; an unreadable
     keys file is 500 (the live fixture restores both for the next test)."""
@@ -734,6 +1015,12 @@ def test_live_503_and_500(live):
         r = live.request(method, "/messages/" + SOME_ID)
         checked(r, 503)
         assert r.headers["Retry-After"].isdigit()
+    for r in (live.request("POST", "/receipts/twilio", client=None,
+                           data=b"x"),
+              live.get("/receipts/whatsapp?hub.mode=subscribe",
+                       client=None)):
+        checked(r, 503)
+        assert r.headers["Retry-After"].isdigit()
     (live.inst.spool / "new").mkdir(mode=0o700)
     live.inst.keys_file.unlink()
     checked(live.get("/templates"), 500)
@@ -743,4 +1030,10 @@ def test_live_503_and_500(live):
                           {"attachmentName": "a", "content": ""}), 500)
     for method in ("GET", "DELETE"):
         checked(live.request(method, "/messages/" + SOME_ID), 500)
+    # The receipts need no keys file: an unreadable config instead.
+    live.inst.conf.write_text("this is not a config line\n")
+    checked(live.request("POST", "/receipts/http", client=None, data=b"x"),
+            500)
+    checked(live.get("/receipts/whatsapp?hub.mode=subscribe", client=None),
+            500)
     checked(live.get("/ping", client=None), 200)
