@@ -77,8 +77,8 @@ DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-requests python3-aiosmtpd python3-yaml \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
-		   busybox
-DEB_BENCH	 = wrk kannel postfix
+		   busybox postfix
+DEB_BENCH	 = wrk kannel
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \
 	uninstall sanitize bench clean FORCE
