@@ -60,7 +60,7 @@ CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
-		   $(O)spooler/provider_twilio.o \
+		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
 		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o
 DAEMON		 = $(O)spooler/msgspoold
 CLI		 = $(O)spooler/msgspool
@@ -233,11 +233,11 @@ install: all
 	@# blobs/, and cur/ and failed/ for a client's cancel (setgid,
 	@# group-writable); it reads sent/; outbox/ is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads blobs; do \
+	for d in tmp new deferred uploads blobs receipts events; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in sent; do \
+	for d in sent index events-failed; do \
 	    install -d -m 2750 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in outbox; do \
 	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done

@@ -581,6 +581,8 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	}
 	if ((*doc = msgdoc_new(id, "email", ctx->client->id, 0, msg)) == NULL)
 		return BATCH_TRY_AGAIN;
+	if (ctx->client->test)
+		msgdoc_set_test(*doc);
 	return NULL;
 }
 

@@ -161,6 +161,8 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 	free(body);
 	if ((*doc = msgdoc_new(id, "ott", ctx->client->id, 0, msg)) == NULL)
 		return BATCH_TRY_AGAIN;
+	if (ctx->client->test)
+		msgdoc_set_test(*doc);
 	return NULL;
 }
 

@@ -261,7 +261,7 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 	char			*secret, err[256];
 	json_t			*body, *entry, *change, *value, *st, *e0;
 	json_t			*error;
-	size_t			 i, j, k, from;
+	size_t			 i, j, k, from, signed_values = 0;
 	int			 ok;
 
 	if ((body = json_loadb(req->body ? req->body : "", req->body_len, 0,
@@ -289,6 +289,13 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 			return forbidden("no valid X-Hub-Signature-256 for "
 			    "this phone number");
 		}
+		signed_values++;
+	}
+	/* Nothing signed at all is no webhook of ours. */
+	if (signed_values == 0) {
+		json_decref(body);
+		return forbidden("no value with a phone number of ours, so no "
+		    "signature to check");
 	}
 	json_array_foreach(json_object_get(body, "entry"), i, entry)
 	json_array_foreach(json_object_get(entry, "changes"), j, change)

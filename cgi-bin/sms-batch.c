@@ -31,7 +31,7 @@ add_one(struct ctx *ctx, const json_t *entry, struct batch *b)
 		recipient = json_null();
 	if ((errors = json_object()) == NULL)
 		return -1;
-	doc = sms_build(ctx->client->id, entry, "", errors, &q, &dest);
+	doc = sms_build(ctx->client, entry, "", errors, &q, &dest);
 	if (doc == NULL) {
 		why = json_object_size(errors) ? problem_errors_line(errors) :
 		    NULL;

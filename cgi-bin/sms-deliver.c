@@ -19,7 +19,7 @@ sms_deliver(struct ctx *ctx)
 
 	if ((errors = json_object()) == NULL)
 		return NULL;
-	rc = sms_queue(ctx->spool, ctx->client->id, ctx->body, "", errors, &q);
+	rc = sms_queue(ctx->spool, ctx->client, ctx->body, "", errors, &q);
 	/* Only what the client sent can be its fault: the spool's is ours. */
 	if (json_object_size(errors) > 0) {
 		if ((p = problem_new(400, "invalid-field",

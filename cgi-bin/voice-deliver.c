@@ -79,12 +79,15 @@ static json_t *
 call_doc(struct ctx *ctx, const json_t *base, const char *to,
     time_t notbefore, char *id)
 {
-	json_t	*msg;
+	json_t	*msg, *doc;
 
 	if (ulid_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
 		return NULL;
 	json_object_set_new(msg, "to", json_string(to));
-	return msgdoc_new(id, "voice", ctx->client->id, notbefore, msg);
+	if ((doc = msgdoc_new(id, "voice", ctx->client->id, notbefore, msg)) !=
+	    NULL && ctx->client->test)
+		msgdoc_set_test(doc);
+	return doc;
 }
 
 /* Why one campaign recipient is rejected, or NULL. */

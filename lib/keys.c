@@ -1,5 +1,6 @@
 /*
- * keys.c: the keys file.  Lines are CLIENT:SHA256HEX:SCOPES[:disabled].
+ * keys.c: the keys file.  Lines are CLIENT:SHA256HEX:SCOPES[:FLAGS],
+ * FLAGS a comma list of disabled and test.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -107,11 +108,12 @@ hash_equal(const char *a, const char *b)
  */
 static int
 parse_line(char *line, char **client, char **hash, char **scopes,
-    int *disabled)
+    int *flags)
 {
-	char	*f[5];
+	char	*f[5], *flag, *save;
 	size_t	 n = 0;
 	char	*p = line;
+	int	 bit;
 
 	while (n < 5) {
 		f[n++] = p;
@@ -121,14 +123,29 @@ parse_line(char *line, char **client, char **hash, char **scopes,
 	}
 	if (n < 3 || n > 4 || p != NULL)
 		return -1;
-	if (n == 4 && strcmp(f[3], "disabled") != 0)
-		return -1;
+	*flags = 0;
+	/* FLAGS: a comma list of disabled and test, each at most once. */
+	if (n == 4) {
+		if (*f[3] == '\0')
+			return -1;
+		for (flag = strtok_r(f[3], ",", &save); flag != NULL;
+		    flag = strtok_r(NULL, ",", &save)) {
+			if (strcmp(flag, "disabled") == 0)
+				bit = KEY_DISABLED;
+			else if (strcmp(flag, "test") == 0)
+				bit = KEY_TEST;
+			else
+				return -1;
+			if (*flags & bit)
+				return -1;
+			*flags |= bit;
+		}
+	}
 	if (strlen(f[1]) != KEY_HASH_HEX || !keys_client_valid(f[0]))
 		return -1;
 	*client = f[0];
 	*hash = f[1];
 	*scopes = f[2];
-	*disabled = n == 4;
 	return 0;
 }
 
@@ -159,7 +176,7 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 	char		 want[KEY_HASH_HEX + 1];
 	char		*line = NULL, *client, *hash, *scopes;
 	size_t		 lineno = 0, cap = 0, l;
-	int		 disabled, found = 0;
+	int		 flags, found = 0;
 	unsigned	 bits;
 	enum keys_result rc = KEYS_UNKNOWN;
 
@@ -181,7 +198,7 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 		line[l] = '\0';
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
-		if (parse_line(line, &client, &hash, &scopes, &disabled) ||
+		if (parse_line(line, &client, &hash, &scopes, &flags) ||
 		    keys_scopes_parse(scopes, &bits)) {
 			log_warn("keys: %s:%zu: malformed line skipped",
 			    path, lineno);
@@ -191,8 +208,9 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 			found = 1;
 			snprintf(out->id, sizeof(out->id), "%s", client);
 			out->scopes = bits;
-			out->disabled = disabled;
-			rc = disabled ? KEYS_DISABLED : KEYS_OK;
+			out->disabled = (flags & KEY_DISABLED) != 0;
+			out->test = (flags & KEY_TEST) != 0;
+			rc = out->disabled ? KEYS_DISABLED : KEYS_OK;
 		}
 	}
 	if (ferror(f)) {
@@ -273,18 +291,22 @@ out:
 	return rc;
 }
 
-/* Whether line is an enabled line of client. */
+/*
+ * Whether line is an enabled line of client: a test key's when test is
+ * 1, a live key's when 0, either when -1.
+ */
 static int
-is_enabled(const char *line, const char *client)
+is_enabled(const char *line, const char *client, int test)
 {
 	char	*copy, *c, *h, *s;
-	int	 disabled, yes;
+	int	 flags, yes;
 
 	if ((copy = strdup(line)) == NULL)
 		return 0;
 	copy[strcspn(copy, "\r\n")] = '\0';
-	yes = copy[0] != '#' && parse_line(copy, &c, &h, &s, &disabled) == 0 &&
-	    strcmp(c, client) == 0 && !disabled;
+	yes = copy[0] != '#' && parse_line(copy, &c, &h, &s, &flags) == 0 &&
+	    strcmp(c, client) == 0 && !(flags & KEY_DISABLED) &&
+	    (test == -1 || test == ((flags & KEY_TEST) != 0));
 	free(copy);
 	return yes;
 }
@@ -293,10 +315,11 @@ is_enabled(const char *line, const char *client)
 static int
 disable_line(char **line, size_t *cap, const char *client)
 {
-	char	*v;
-	size_t	 len, need;
+	const char	*sep;
+	char		*v;
+	size_t		 len, need, i, colons;
 
-	if (!is_enabled(*line, client))
+	if (!is_enabled(*line, client, -1))
 		return 0;
 	len = strcspn(*line, "\r\n");
 	need = len + strlen(":disabled\n") + 1;
@@ -306,7 +329,11 @@ disable_line(char **line, size_t *cap, const char *client)
 		*line = v;
 		*cap = need;
 	}
-	strcpy(*line + len, ":disabled\n");
+	/* A fourth field (flags) gets one more; else it is the fourth. */
+	for (i = 0, colons = 0; i < len; i++)
+		colons += (*line)[i] == ':';
+	sep = colons == 3 ? "," : ":";
+	snprintf(*line + len, *cap - len, "%sdisabled\n", sep);
 	return 1;
 }
 
@@ -349,7 +376,7 @@ unlock(int fd)
 }
 
 static int
-count_client(const char *path, const char *client)
+count_client(const char *path, const char *client, int test)
 {
 	FILE	*f;
 	char	*line = NULL;
@@ -359,7 +386,7 @@ count_client(const char *path, const char *client)
 	if ((f = keys_open(path)) == NULL)
 		return errno == ENOENT ? 0 : -1;
 	while (getline(&line, &cap, f) != -1)
-		n += is_enabled(line, client);
+		n += is_enabled(line, client, test);
 	free(line);
 	fclose(f);
 	return n;
@@ -367,7 +394,7 @@ count_client(const char *path, const char *client)
 
 int
 keys_add(const char *path, const char *client, const char *scopes,
-    char *keyout, size_t keyoutlen, char *err, size_t errlen)
+    int test, char *keyout, size_t keyoutlen, char *err, size_t errlen)
 {
 	static const char b64url[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -404,12 +431,13 @@ keys_add(const char *path, const char *client, const char *scopes,
 	}
 	key[j] = '\0';
 	keys_hash_hex(key, j, hash);
-	snprintf(line, sizeof(line), "%s:%s:%s\n", client, hash, scopes);
+	snprintf(line, sizeof(line), "%s:%s:%s%s\n", client, hash, scopes,
+	    test ? ":test" : "");
 	if ((fd = lock(path, err, errlen)) == -1)
 		return -1;
-	if (count_client(path, client) != 0) {
-		util_seterr(err, errlen, "client '%s' already has an enabled key; "
-		    "disable it first", client);
+	if (count_client(path, client, test) != 0) {
+		util_seterr(err, errlen, "client '%s' already has an enabled "
+		    "%skey; disable it first", client, test ? "test " : "");
 		rc = -1;
 	} else
 		rc = rewrite(path, NULL, NULL, line, err, errlen);
@@ -427,7 +455,7 @@ keys_disable(const char *path, const char *client, char *err, size_t errlen)
 
 	if ((fd = lock(path, err, errlen)) == -1)
 		return -1;
-	if ((n = count_client(path, client)) <= 0)
+	if ((n = count_client(path, client, -1)) <= 0)
 		util_seterr(err, errlen, n == 0 ? "client '%s' has no enabled key" :
 		    "cannot read the keys file", client);
 	else if (rewrite(path, disable_line, client, NULL, err, errlen) != -1)

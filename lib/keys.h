@@ -22,10 +22,15 @@ enum scope {
 #define CLIENT_ID_MAX	64
 #define KEY_HASH_HEX	64
 
+/* The FLAGS of a key's line. */
+#define KEY_DISABLED	0x1
+#define KEY_TEST	0x2	/* its messages are never sent for real */
+
 struct client {
 	char		id[CLIENT_ID_MAX + 1];
 	unsigned	scopes;
 	int		disabled;
+	int		test;		/* a test key (msgspool.conf(5)) */
 };
 
 enum keys_result {
@@ -55,12 +60,13 @@ void		 keys_hash_hex(const char *key, size_t len,
 /*
  * Make a random key for client (44 URL-safe characters, 264 bits), append
  * its line to the keys file atomically (a new file renamed over the old),
- * and copy the key into keyout (at least 64 bytes).  The client must not
- * already have an enabled key.  0, or -1 with a reason in err.
+ * and copy the key into keyout (at least 64 bytes).  With test, the line
+ * has the flag "test".  The client must not already have an enabled key
+ * of the same kind (live or test).  0, or -1 with a reason in err.
  */
 int		 keys_add(const char *path, const char *client,
-		    const char *scopes, char *keyout, size_t keyoutlen,
-		    char *err, size_t errlen);
+		    const char *scopes, int test, char *keyout,
+		    size_t keyoutlen, char *err, size_t errlen);
 
 /*
  * Mark every line of client disabled, atomically.  0, or -1 with a

@@ -163,6 +163,18 @@ msgdoc_attempt(json_t *doc, enum msg_status status, const char *why,
 }
 
 void
+msgdoc_set_test(json_t *doc)
+{
+	json_object_set_new(doc, "test", json_true());
+}
+
+int
+msgdoc_is_test(const json_t *doc)
+{
+	return json_is_true(json_object_get(doc, "test"));
+}
+
+void
 msgdoc_retry(json_t *doc, time_t now)
 {
 	char	stamp[RFC3339_LEN];
@@ -253,6 +265,11 @@ msgdoc_provider_id(const json_t *doc)
 	size_t	 i;
 
 	reply = json_object_get(doc, "providerReply");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_string(v = json_object_get(reply, keys[i])))
+			return json_string_value(v);
+	/* The http provider keeps the webhook's answer as it came. */
+	reply = json_object_get(reply, "body");
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (json_is_string(v = json_object_get(reply, keys[i])))
 			return json_string_value(v);

@@ -70,6 +70,13 @@ void		 msgdoc_attempt(json_t *doc, enum msg_status status,
 		    const char *why, const json_t *reply, time_t now,
 		    time_t next, const char *gave_up);
 
+/*
+ * Mark a message as a test key's (msgspool.conf(5), KEYS FILE): it is
+ * spooled and reported like any other, but never handed to a provider.
+ */
+void		 msgdoc_set_test(json_t *doc);
+int		 msgdoc_is_test(const json_t *doc);
+
 /* A retry by hand at now: due now, with a whole max-age again. */
 void		 msgdoc_retry(json_t *doc, time_t now);
 

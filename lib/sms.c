@@ -17,10 +17,10 @@ const struct field sms_fields[] = {
 };
 
 json_t *
-sms_build(const char *client, const json_t *sms, const char *prefix,
+sms_build(const struct client *client, const json_t *sms, const char *prefix,
     json_t *errors, struct sms_queued *out, enum spool_dir *dest)
 {
-	json_t		*msg;
+	json_t		*msg, *doc;
 	const char	*at;
 	time_t		 now = time(NULL);
 
@@ -37,12 +37,15 @@ sms_build(const char *client, const json_t *sms, const char *prefix,
 	    "to", json_object_get(sms, "recipient"),
 	    "body", json_object_get(sms, "messageBody"));
 	*dest = out->scheduled ? SPOOL_DEFERRED : SPOOL_NEW;
-	return msgdoc_new(out->id, "sms", client,
+	doc = msgdoc_new(out->id, "sms", client->id,
 	    out->scheduled ? out->send_at : now, msg);
+	if (doc != NULL && client->test)
+		msgdoc_set_test(doc);
+	return doc;
 }
 
 enum msg_status
-sms_queue(struct spool *spool, const char *client, const json_t *sms,
+sms_queue(struct spool *spool, const struct client *client, const json_t *sms,
     const char *prefix, json_t *errors, struct sms_queued *out)
 {
 	json_t		*doc;

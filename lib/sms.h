@@ -8,6 +8,7 @@
 #include <time.h>
 #include <jansson.h>
 
+#include "keys.h"
 #include "msgspool.h"
 #include "spool.h"
 #include "valid.h"
@@ -29,7 +30,7 @@ struct sms_queued {
  * *dest; or NULL: messages in errors (paths under prefix) when it is
  * invalid, none when out of memory.
  */
-json_t		*sms_build(const char *client, const json_t *sms,
+json_t		*sms_build(const struct client *client, const json_t *sms,
 		    const char *prefix, json_t *errors, struct sms_queued *out,
 		    enum spool_dir *dest);
 
@@ -40,7 +41,7 @@ json_t		*sms_build(const char *client, const json_t *sms,
  * errors empty: MSG_TEMPFAIL when it cannot take it now (503),
  * MSG_PERMFAIL for anything else (500).
  */
-enum msg_status	 sms_queue(struct spool *, const char *client,
+enum msg_status	 sms_queue(struct spool *, const struct client *client,
 		    const json_t *sms, const char *prefix, json_t *errors,
 		    struct sms_queued *out);
 

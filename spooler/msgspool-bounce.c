@@ -356,6 +356,13 @@ main(int argc, char *argv[], char *envp[])
 		return EX_TEMPFAIL;
 	}
 	free(root);
+	/* A spool we cannot look into would lose the bounce: try later. */
+	if (spool_writable(spool, err, sizeof(err)) == -1) {
+		log_err("spool: %s", err);
+		spool_free(spool);
+		config_free(cfg);
+		return EX_TEMPFAIL;
+	}
 	memset(&d, 0, sizeof(d));
 	g_mime_init();
 	/* Read whole first: stdin is a pipe, and a bounce is small. */

@@ -290,15 +290,16 @@ cmd_key(struct cli *c, int argc, char **argv)
 
 	if ((path = keys_file(c)) == NULL)
 		return 1;
-	if (strcmp(argv[0], "add") == 0 && argc == 3)
-		rc = keys_add(path, argv[1], argv[2], key, sizeof(key), err,
-		    sizeof(err));
+	if (strcmp(argv[0], "add") == 0 && (argc == 3 || (argc == 4 &&
+	    strcmp(argv[3], "--test") == 0)))
+		rc = keys_add(path, argv[1], argv[2], argc == 4, key,
+		    sizeof(key), err, sizeof(err));
 	else if (strcmp(argv[0], "disable") == 0 && argc == 2)
 		rc = keys_disable(path, argv[1], err, sizeof(err));
 	else {
 		free(path);
-		fprintf(stderr, "usage: msgspool key add CLIENT SCOPES | "
-		    "key disable CLIENT\n");
+		fprintf(stderr, "usage: msgspool key add CLIENT SCOPES [--test] "
+		    "| key disable CLIENT\n");
 		return 1;
 	}
 	free(path);
@@ -524,7 +525,7 @@ static const struct verb verbs[] = {
 	{ "show", 1, 1, 1, "show ID", cmd_show },
 	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },
 	{ "delete", 1, -1, 1, "delete ID...", cmd_delete },
-	{ "key", 2, 3, 0, "key add CLIENT SCOPES | key disable CLIENT",
+	{ "key", 2, 4, 0, "key add CLIENT SCOPES [--test] | key disable CLIENT",
 	    cmd_key },
 	{ "events", 0, -1, 1, "events | events resend ID... | "
 	    "events resend --all", cmd_events },

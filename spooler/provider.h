@@ -67,6 +67,9 @@ extern const struct provider provider_http;
 extern const struct provider provider_smtp;
 extern const struct provider provider_twilio;
 extern const struct provider provider_whatsapp;
+/* A test key's messages: completed, never sent (not in the table). */
+extern const struct provider provider_test;
+#define PROVIDER_TEST_SECTION	"test key"	/* its route's name */
 
 /* The provider called name, or NULL. */
 const struct provider	*provider_find(const char *name);

@@ -254,7 +254,9 @@ class Instance:
         """Empty the spool (every state and the outbox), recreating
         missing subdirectories, and restore the config and keys files."""
         self.spool.mkdir(exist_ok=True)
-        for sub in list(STATES) + ["outbox"]:
+        # The states, the outbox and the areas beside them.
+        for sub in list(STATES) + ["outbox", "blobs", "receipts", "index",
+                                   "events", "events-failed", "uploads"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)

@@ -102,11 +102,13 @@ def test_spool_modes(dest):
     spool = dest / ("." + SPOOL)
     assert mode(spool) == 0o750
     # The CGI user writes here (cur/ and failed/: a client's cancel).
+    # Also receipts/ (the receipts program) and events/ (a cancel's event).
     for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
-              "failed"):
+              "failed", "receipts", "events"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
-    assert mode(spool / "sent") == 0o2750
+    for d in ("sent", "index", "events-failed"):
+        assert mode(spool / d) == 0o2750, d
     assert mode(spool / "outbox") == 0o700      # the daemon's alone
 
 

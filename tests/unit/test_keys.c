@@ -269,6 +269,75 @@ test_lookup_long_lines(void **state)
 	}
 }
 
+/* FLAGS: a comma list of disabled and test, each once; else malformed. */
+static void
+test_lookup_flags(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 text[2048], line[256];
+
+	text[0] = '\0';
+	tu_key_line(line, sizeof(line), "sand", "key-test", "*", ":test");
+	strcat(text, line);
+	tu_key_line(line, sizeof(line), "gone", "key-gone", "*",
+	    ":test,disabled");
+	strcat(text, line);
+	tu_key_line(line, sizeof(line), "odd", "key-odd", "*", ":bogus");
+	strcat(text, line);
+	tu_key_line(line, sizeof(line), "twice", "key-twice", "*",
+	    ":test,test");
+	strcat(text, line);
+	tu_key_line(line, sizeof(line), "empty", "key-empty", "*", ":");
+	strcat(text, line);
+	tu_key_line(line, sizeof(line), "live", "key-live", "sms", "");
+	strcat(text, line);
+	tu_write_text(f->keys, text);
+	assert_int_equal(keys_lookup(f->keys, "key-test", 8, &c), KEYS_OK);
+	assert_true(c.test);
+	assert_int_equal(keys_lookup(f->keys, "key-gone", 8, &c),
+	    KEYS_DISABLED);
+	assert_int_equal(keys_lookup(f->keys, "key-odd", 7, &c), KEYS_UNKNOWN);
+	assert_int_equal(keys_lookup(f->keys, "key-twice", 9, &c),
+	    KEYS_UNKNOWN);
+	assert_int_equal(keys_lookup(f->keys, "key-empty", 9, &c),
+	    KEYS_UNKNOWN);
+	assert_int_equal(keys_lookup(f->keys, "key-live", 8, &c), KEYS_OK);
+	assert_false(c.test);
+}
+
+/* A test key beside a live one; disabling marks both, flags kept. */
+static void
+test_add_test_key(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		 live[64], test[64], again[64], err[256];
+	char		*text;
+
+	tu_write_text(f->keys, "");
+	assert_int_equal(keys_add(f->keys, "co", "sms", 0, live, sizeof(live),
+	    err, sizeof(err)), 0);
+	assert_int_equal(keys_add(f->keys, "co", "*", 1, test, sizeof(test),
+	    err, sizeof(err)), 0);
+	assert_int_equal(keys_add(f->keys, "co", "*", 1, again, sizeof(again),
+	    err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "test key"));
+	assert_int_equal(keys_lookup(f->keys, test, strlen(test), &c),
+	    KEYS_OK);
+	assert_true(c.test);
+	assert_int_equal(keys_lookup(f->keys, live, strlen(live), &c),
+	    KEYS_OK);
+	assert_false(c.test);
+	assert_int_equal(keys_disable(f->keys, "co", err, sizeof(err)), 0);
+	text = tu_read_text(f->keys);
+	assert_non_null(strstr(text, ":test,disabled\n"));
+	assert_non_null(strstr(text, ":sms:disabled\n"));
+	free(text);
+	assert_int_equal(keys_lookup(f->keys, test, strlen(test), &c),
+	    KEYS_DISABLED);
+}
+
 /* A FIFO as the keys file is an error at once, not a hang. */
 static void
 test_lookup_fifo(void **state)
@@ -411,7 +480,7 @@ test_add_then_lookup(void **state)
 	free(text);
 
 	memset(key, 0, sizeof(key));
-	if (keys_add(f->keys, "newco", "sms,ott", key, sizeof(key), err,
+	if (keys_add(f->keys, "newco", "sms,ott", 0, key, sizeof(key), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add: %s", err);
 	/* keys.h: 44 URL-safe characters (264 bits). */
@@ -441,7 +510,7 @@ test_add_file_without_trailing_newline(void **state)
 	tu_key_line(line, sizeof(line), "acme", "key-acme", "sms", "");
 	line[strlen(line) - 1] = '\0';
 	tu_write_text(f->keys, line);
-	if (keys_add(f->keys, "newco", "ott", key, sizeof(key), err,
+	if (keys_add(f->keys, "newco", "ott", 0, key, sizeof(key), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add: %s", err);
 	/* Both the old line and the new one still work. */
@@ -458,7 +527,7 @@ test_add_star_scope(void **state)
 	char		 key[128], err[256] = "";
 
 	tu_write_text(f->keys, "");
-	assert_int_equal(keys_add(f->keys, "root", "*", key, sizeof(key),
+	assert_int_equal(keys_add(f->keys, "root", "*", 0, key, sizeof(key),
 	    err, sizeof(err)), 0);
 	assert_int_equal(lookup(f->keys, key, &c), KEYS_OK);
 	assert_int_equal(c.scopes, SCOPE_ALL);
@@ -472,11 +541,11 @@ test_add_refuses_enabled_duplicate(void **state)
 	char		 key[128], key2[128], err[256] = "", *before;
 
 	tu_write_text(f->keys, "# keys\n");
-	assert_int_equal(keys_add(f->keys, "newco", "sms", key, sizeof(key),
+	assert_int_equal(keys_add(f->keys, "newco", "sms", 0, key, sizeof(key),
 	    err, sizeof(err)), 0);
 	before = tu_read_text(f->keys);
 	err[0] = '\0';
-	assert_int_equal(keys_add(f->keys, "newco", "email", key2,
+	assert_int_equal(keys_add(f->keys, "newco", "email", 0, key2,
 	    sizeof(key2), err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
 	/* Refused: the file is untouched. */
@@ -491,9 +560,9 @@ test_add_two_clients_distinct_keys(void **state)
 	char		 k1[128], k2[128], err[256] = "";
 
 	tu_write_text(f->keys, "");
-	assert_int_equal(keys_add(f->keys, "one", "sms", k1, sizeof(k1), err,
+	assert_int_equal(keys_add(f->keys, "one", "sms", 0, k1, sizeof(k1), err,
 	    sizeof(err)), 0);
-	assert_int_equal(keys_add(f->keys, "two", "email", k2, sizeof(k2), err,
+	assert_int_equal(keys_add(f->keys, "two", "email", 0, k2, sizeof(k2), err,
 	    sizeof(err)), 0);
 	assert_string_not_equal(k1, k2);
 	assert_key(f, k1, "one", SCOPE_SMS);
@@ -510,15 +579,15 @@ test_add_bad_arguments(void **state)
 	tu_write_text(f->keys, "# keys\n");
 	before = tu_read_text(f->keys);
 	err[0] = '\0';
-	assert_int_equal(keys_add(f->keys, "bad id", "sms", key, sizeof(key),
+	assert_int_equal(keys_add(f->keys, "bad id", "sms", 0, key, sizeof(key),
 	    err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
 	err[0] = '\0';
-	assert_int_equal(keys_add(f->keys, "a:b", "sms", key, sizeof(key),
+	assert_int_equal(keys_add(f->keys, "a:b", "sms", 0, key, sizeof(key),
 	    err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
 	err[0] = '\0';
-	assert_int_equal(keys_add(f->keys, "good", "bogus", key, sizeof(key),
+	assert_int_equal(keys_add(f->keys, "good", "bogus", 0, key, sizeof(key),
 	    err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
 	assert_unchanged(f->keys, before);
@@ -533,7 +602,7 @@ test_disable(void **state)
 
 	tu_key_line(line, sizeof(line), "other", "key-other", "sms", "");
 	tu_write_text(f->keys, line);
-	assert_int_equal(keys_add(f->keys, "newco", "sms,email", key,
+	assert_int_equal(keys_add(f->keys, "newco", "sms,email", 0, key,
 	    sizeof(key), err, sizeof(err)), 0);
 	if (keys_disable(f->keys, "newco", err, sizeof(err)) != 0)
 		fail_msg("keys_disable: %s", err);
@@ -590,11 +659,11 @@ test_add_after_disable(void **state)
 	char		 k1[128], k2[128], err[256] = "";
 
 	tu_write_text(f->keys, "");
-	assert_int_equal(keys_add(f->keys, "newco", "sms", k1, sizeof(k1),
+	assert_int_equal(keys_add(f->keys, "newco", "sms", 0, k1, sizeof(k1),
 	    err, sizeof(err)), 0);
 	assert_int_equal(keys_disable(f->keys, "newco", err, sizeof(err)), 0);
 	/* No enabled key any more: a new one may be made. */
-	if (keys_add(f->keys, "newco", "ott", k2, sizeof(k2), err,
+	if (keys_add(f->keys, "newco", "ott", 0, k2, sizeof(k2), err,
 	    sizeof(err)) != 0)
 		fail_msg("keys_add after disable: %s", err);
 	assert_int_equal(lookup(f->keys, k1, &c), KEYS_DISABLED);
@@ -621,6 +690,8 @@ main(void)
 		T(test_lookup_crlf_lines),
 		T(test_lookup_long_lines),
 		T(test_lookup_fifo),
+		T(test_lookup_flags),
+		T(test_add_test_key),
 		cmocka_unit_test(test_scopes_parse),
 		cmocka_unit_test(test_client_valid),
 		T(test_add_then_lookup),

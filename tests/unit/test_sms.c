@@ -24,6 +24,9 @@ struct fixture {
 	struct spool	*sp;
 };
 
+/* The client the SMS are queued for: a live key. */
+static const struct client acme = { .id = "acme", .scopes = SCOPE_ALL };
+
 static int
 setup(void **state)
 {
@@ -74,7 +77,7 @@ queue(struct fixture *f, const char *text, json_t **errors,
 	sms = json_loads(text, JSON_ALLOW_NUL, NULL);
 	assert_non_null(sms);
 	*errors = json_object();
-	rc = sms_queue(f->sp, "acme", sms, "", *errors, q);
+	rc = sms_queue(f->sp, &acme, sms, "", *errors, q);
 	json_decref(sms);
 	return rc;
 }
@@ -199,7 +202,7 @@ test_body_length_in_characters(void **state)
 	sms = json_pack("{s:s, s:s}", "recipient", "+4915112345678",
 	    "messageBody", body);
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, "acme", sms, "", errors, &q), MSG_OK);
+	assert_int_equal(sms_queue(f->sp, &acme, sms, "", errors, &q), MSG_OK);
 	json_decref(sms);
 	json_decref(errors);
 	body[1601 * 2] = '\0';
@@ -208,7 +211,7 @@ test_body_length_in_characters(void **state)
 	sms = json_pack("{s:s, s:s}", "recipient", "+4915112345678",
 	    "messageBody", body);
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, "acme", sms, "", errors, &q),
+	assert_int_equal(sms_queue(f->sp, &acme, sms, "", errors, &q),
 	    MSG_PERMFAIL);
 	assert_non_null(json_object_get(errors, "messageBody"));
 	json_decref(sms);
@@ -226,7 +229,7 @@ test_prefix_in_paths(void **state)
 
 	sms = json_pack("{s:s}", "messageBody", "x");
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, "acme", sms, "messages[3]", errors,
+	assert_int_equal(sms_queue(f->sp, &acme, sms, "messages[3]", errors,
 	    &q), MSG_PERMFAIL);
 	assert_non_null(json_object_get(errors, "messages[3].recipient"));
 	json_decref(sms);
