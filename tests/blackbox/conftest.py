@@ -254,9 +254,10 @@ class Instance:
         """Empty the spool (every state and the outbox), recreating
         missing subdirectories, and restore the config and keys files."""
         self.spool.mkdir(exist_ok=True)
-        # The states, the outbox and the areas beside them.
+        # The states, the outbox and the areas beside them (not uploads/:
+        # an upload outlives the messages that use it).
         for sub in list(STATES) + ["outbox", "blobs", "receipts", "index",
-                                   "events", "events-failed", "uploads"]:
+                                   "events", "events-failed"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)
