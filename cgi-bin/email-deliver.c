@@ -681,6 +681,14 @@ done:
 	return e.oom ? NULL : response_json(200, out);
 }
 
+/* One message a recipient, for the client's rate. */
+static size_t
+messages(const json_t *body)
+{
+	return json_array_size(json_object_get(body, "payload")) +
+	    json_array_size(json_object_get(body, "recipients"));
+}
+
 static const struct endpoint endpoint = {
 	.method = "POST",
 	.needs_key = 1,
@@ -688,6 +696,7 @@ static const struct endpoint endpoint = {
 	.limit = LIMIT_EMAIL,
 	.needs_spool = 1,
 	.handler = email_deliver,
+	.messages = messages,
 };
 
 CGI_MAIN(endpoint)

@@ -221,6 +221,13 @@ ott_deliver(struct ctx *ctx)
 	return response_json(200, list);
 }
 
+/* Each entry is a message, for the client's rate. */
+static size_t
+messages(const json_t *body)
+{
+	return json_array_size(json_object_get(body, "payload"));
+}
+
 static const struct endpoint endpoint = {
 	.method = "POST",
 	.needs_key = 1,
@@ -228,6 +235,7 @@ static const struct endpoint endpoint = {
 	.limit = LIMIT_BODY,
 	.needs_spool = 1,
 	.handler = ott_deliver,
+	.messages = messages,
 };
 
 CGI_MAIN(endpoint)

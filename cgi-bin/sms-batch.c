@@ -87,6 +87,13 @@ sms_batch(struct ctx *ctx)
 	return response_json(200, list);
 }
 
+/* Each entry is a message, for the client's rate. */
+static size_t
+messages(const json_t *body)
+{
+	return json_array_size(json_object_get(body, "messages"));
+}
+
 static const struct endpoint endpoint = {
 	.method = "POST",
 	.needs_key = 1,
@@ -94,6 +101,7 @@ static const struct endpoint endpoint = {
 	.limit = LIMIT_BODY,
 	.needs_spool = 1,
 	.handler = sms_batch,
+	.messages = messages,
 };
 
 CGI_MAIN(endpoint)

@@ -42,6 +42,14 @@ sms_deliver(struct ctx *ctx)
 	    "smsId", q.id, "status", "Scheduled", "sendAt", at));
 }
 
+/* One SMS a request, for the client's rate. */
+static size_t
+messages(const json_t *body)
+{
+	(void)body;
+	return 1;
+}
+
 static const struct endpoint endpoint = {
 	.method = "POST",
 	.needs_key = 1,
@@ -49,6 +57,7 @@ static const struct endpoint endpoint = {
 	.limit = LIMIT_BODY,
 	.needs_spool = 1,
 	.handler = sms_deliver,
+	.messages = messages,
 };
 
 CGI_MAIN(endpoint)

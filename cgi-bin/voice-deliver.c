@@ -221,6 +221,15 @@ voice_deliver(struct ctx *ctx)
 	    "status", "queued"));
 }
 
+/* A call, or one per recipient of a campaign, for the client's rate. */
+static size_t
+messages(const json_t *body)
+{
+	const json_t	*r = json_object_get(body, "recipients");
+
+	return json_is_array(r) ? json_array_size(r) : 1;
+}
+
 static const struct endpoint endpoint = {
 	.method = "POST",
 	.needs_key = 1,
@@ -228,6 +237,7 @@ static const struct endpoint endpoint = {
 	.limit = LIMIT_BODY,
 	.needs_spool = 1,
 	.handler = voice_deliver,
+	.messages = messages,
 };
 
 CGI_MAIN(endpoint)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgi.h"
@@ -18,6 +19,7 @@
 #include "keys.h"
 #include "log.h"
 #include "problem.h"
+#include "rate.h"
 #include "spool.h"
 #include "util.h"
 
@@ -220,6 +222,63 @@ method_allowed(const char *list, const char *method)
 	return 0;
 }
 
+/* Add the RateLimit headers of rate to r. */
+static void
+rate_reply(struct response *r, const struct rate *rate)
+{
+	char	policy[64], state[64];
+
+	rate_headers(rate, policy, sizeof(policy), state, sizeof(state));
+	response_header(r, "RateLimit-Policy", policy);
+	response_header(r, "RateLimit", state);
+}
+
+/*
+ * Take the request's messages from the client's rate, when it has one
+ * (*limited set).  NULL to go on, else the 429 (over the limit) or 503
+ * (the count cannot be kept) to answer.
+ */
+static struct response *
+rate_check(const struct endpoint *ep, struct ctx *ctx, struct rate *rate,
+    int *limited)
+{
+	struct response	*r;
+	const char	*spec;
+	char		 section[16 + CLIENT_ID_MAX], secs[24];
+	size_t		 n;
+	int		 rc;
+
+	*limited = 0;
+	snprintf(section, sizeof(section), "client.%s", ctx->client->id);
+	if ((spec = config_get(ctx->cfg, section, "rate")) == NULL)
+		return NULL;
+	if (rate_parse(spec, rate) == -1) {
+		log_err("config: [%s] rate = %s: not N/s, N/min or N/h",
+		    section, spec);
+		return response_error(500, "the service is misconfigured");
+	}
+	*limited = 1;
+	n = ep->messages(ctx->body);
+	if ((rc = rate_take(ctx->spool, ctx->client->id, rate, n,
+	    time(NULL))) == 1)
+		return NULL;
+	if (rc == -1) {
+		r = response_error(503, "the rate limit cannot be counted now");
+		rate_reply(r, rate);
+		return r;
+	}
+	r = problem_response(problem_new(429, "rate-limited", "the client's "
+	    "rate of %ld messages in %ld s leaves %ld now; this request has "
+	    "%zu", rate->limit, rate->window, rate->remaining, n));
+	if (r != NULL) {
+		snprintf(secs, sizeof(secs), "%ld", rate->reset > 0 ?
+		    rate->reset : 1);
+		response_header(r, "Retry-After", secs);
+		rate_reply(r, rate);
+	}
+	return r;
+}
+
 static struct response *
 dispatch(const struct endpoint *ep, struct request *req, int infd)
 {
@@ -229,8 +288,10 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 	struct client	 client;
 	struct ctx	 ctx;
 	struct problem	*p;
+	struct rate	 rate;
 	char		 err[512], *root = NULL;
 	size_t		 limit;
+	int		 limited = 0;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.req = req;
@@ -322,7 +383,13 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 			goto done;
 		}
 	}
+	/* The client's rate (msgspool.conf(5)): before anything is queued. */
+	if (ep->messages != NULL && ctx.client != NULL && (r = rate_check(ep,
+	    &ctx, &rate, &limited)) != NULL)
+		goto done;
 	r = ep->handler(&ctx);
+	if (limited && r != NULL)
+		rate_reply(r, &rate);
 done:
 	json_decref(ctx.body);
 	spool_free(ctx.spool);

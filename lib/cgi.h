@@ -64,6 +64,11 @@ struct endpoint {
 	enum body_limit	 limit;
 	int		 needs_spool;
 	handler_fn	 handler;
+	/*
+	 * How many messages a (parsed) body asks for, for the client's
+	 * rate limit (rate.h); NULL: the route queues none.
+	 */
+	size_t		 (*messages)(const json_t *body);
 };
 
 /* The value of name in a NULL-terminated environment, or NULL. */

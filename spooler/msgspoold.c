@@ -34,6 +34,7 @@
 #include "event.h"
 #include "log.h"
 #include "policy.h"
+#include "rate.h"
 #include "receipt.h"
 #include "provider.h"
 #include "spool.h"
@@ -176,6 +177,7 @@ route_get(struct daemon *d, const char *section, const char *channel,
 static int
 check_sections(const struct config *cfg, const char *root)
 {
+	struct rate		 rt;
 	const struct provider	*p;
 	const char		*sec, *name, *ch;
 	char			 err[512];
@@ -189,6 +191,14 @@ check_sections(const struct config *cfg, const char *root)
 			if (event_check_section(cfg, sec, err, sizeof(err)) ==
 			    -1) {
 				log_err("config: %s", err);
+				rc = -1;
+			}
+			/* Its rate, which the CGI programs count by. */
+			if (config_get(cfg, sec, "rate") != NULL &&
+			    rate_parse(config_get(cfg, sec, "rate"), &rt) ==
+			    -1) {
+				log_err("config: [%s] rate: not N/s, N/min or "
+				    "N/h", sec);
 				rc = -1;
 			}
 			continue;
