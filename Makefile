@@ -230,10 +230,11 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
 	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
-	@# blobs/, and cur/ and failed/ for a client's cancel (setgid,
-	@# group-writable); it reads sent/; outbox/ is the daemon's alone.
+	@# blobs/, rates/ (each client's rate), and cur/ and failed/ for a
+	@# client's cancel (setgid, group-writable); it reads sent/; outbox/
+	@# is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads blobs receipts events; do \
+	for d in tmp new deferred uploads blobs receipts events rates; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done

@@ -57,6 +57,13 @@ NO_KEY = {("GET", "/ping"), ("POST", "/receipts/{provider}"),
 # the handler): the success codes, then the errors.
 PIPELINE_POST = {"400", "401", "403", "405", "411", "413", "415", "500",
                  "503"}
+# The send routes also take the client's rate (msgspool.conf(5), [client.ID]
+# rate): 429 over it.  Not the upload, which queues no message.
+SEND_POST = PIPELINE_POST | {"429"}
+SEND_ROUTES = {("POST", "/ott/v1/deliver"), ("POST", "/sms/v1/deliver"),
+               ("POST", "/sms/v1/deliver/batch"),
+               ("POST", "/voice/v1/deliver"), ("POST", "/deliver"),
+               ("POST", "/email/v1/deliver")}
 # GET and DELETE /messages/{id}: no body; 400 for a path that is not an
 # id, 404 for no such message of this client, 503 for a spool directory
 # missing (and, for a cancel, a full or read-only spool).
@@ -64,12 +71,12 @@ PIPELINE_MESSAGES = {"200", "400", "401", "403", "404", "405", "500", "503"}
 STATUSES = {
     ("GET", "/ping"): {"200", "405", "500"},
     ("GET", "/templates"): {"200", "401", "403", "405", "500"},
-    ("POST", "/ott/v1/deliver"): {"200"} | PIPELINE_POST,
-    ("POST", "/sms/v1/deliver"): {"200", "202"} | PIPELINE_POST,
-    ("POST", "/sms/v1/deliver/batch"): {"200"} | PIPELINE_POST,
-    ("POST", "/voice/v1/deliver"): {"202"} | PIPELINE_POST,
-    ("POST", "/deliver"): {"200"} | PIPELINE_POST,
-    ("POST", "/email/v1/deliver"): {"200"} | PIPELINE_POST,
+    ("POST", "/ott/v1/deliver"): {"200"} | SEND_POST,
+    ("POST", "/sms/v1/deliver"): {"200", "202"} | SEND_POST,
+    ("POST", "/sms/v1/deliver/batch"): {"200"} | SEND_POST,
+    ("POST", "/voice/v1/deliver"): {"202"} | SEND_POST,
+    ("POST", "/deliver"): {"200"} | SEND_POST,
+    ("POST", "/email/v1/deliver"): {"200"} | SEND_POST,
     ("POST", "/email/v1/attachments"): {"201"} | PIPELINE_POST,
     ("GET", "/messages/{id}"): PIPELINE_MESSAGES,
     # 409: the message is sending or further on.
@@ -230,6 +237,24 @@ def test_documented_headers(method, path):
     if "503" in responses:
         h = header(503, "Retry-After")
         assert h["required"] is True
+    # The client's rate: 429 with Retry-After and both RateLimit headers,
+    # which every success of a send route may carry (only a client with a
+    # rate gets them); no other route names them.
+    assert ("429" in responses) == ((method, path) in SEND_ROUTES)
+    if "429" in responses:
+        for name in ("Retry-After", "RateLimit-Policy", "RateLimit"):
+            assert header(429, name)["required"] is True, name
+        assert response(method, path, 429) is \
+            DOC["components"]["responses"]["TooManyRequests"]
+    for status in responses:
+        hdrs = response(method, path, status).get("headers", {})
+        if status[0] == "2" and (method, path) in SEND_ROUTES:
+            for name in ("RateLimit-Policy", "RateLimit"):
+                assert header(status, name).get("required") is not True, \
+                    (status, name)
+        elif status != "429":
+            assert not {"RateLimit-Policy", "RateLimit"} & set(hdrs), \
+                (method, path, status)
     if path == "/email/v1/attachments":
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True
@@ -573,6 +598,35 @@ def test_checker_rejects_a_missing_required_header():
                        b'{"type":"urn:msgspool:problem:method-not-allowed",'
                        b'"title":"Method Not Allowed","status":405,'
                        b'"detail":"x"}')
+
+
+def test_checker_checks_the_ratelimit_headers():
+    problem = (b'{"type":"urn:msgspool:problem:rate-limited",'
+               b'"title":"Too Many Requests","status":429,"detail":"x"}')
+    hdrs = {"Content-Type": "application/problem+json", "Retry-After": "42",
+            "RateLimit-Policy": '"msgs";q=3;w=60',
+            "RateLimit": '"msgs";r=0;t=42'}
+    check_response("POST", "/sms/v1/deliver", 429, hdrs, problem)
+    for name in ("Retry-After", "RateLimit-Policy", "RateLimit"):
+        with pytest.raises(AssertionError, match=name):
+            check_response("POST", "/sms/v1/deliver", 429,
+                           {k: v for k, v in hdrs.items() if k != name},
+                           problem)
+    for name, bad in (("RateLimit-Policy", '"msgs";q=3;w=61'),
+                      ("RateLimit", "r=0;t=42"), ("Retry-After", "0")):
+        with pytest.raises(AssertionError, match=name):
+            check_response("POST", "/sms/v1/deliver", 429,
+                           dict(hdrs, **{name: bad}), problem)
+    # Optional on a success, but checked when present.
+    ok = {"Content-Type": "application/json"}
+    body = b'{"smsId":"01M840Q7H2P5C7SYTHCZ984TVK","status":"Queued"}'
+    check_response("POST", "/sms/v1/deliver", 202, ok, body)
+    check_response("POST", "/sms/v1/deliver", 202, dict(
+        ok, **{"RateLimit-Policy": '"msgs";q=3;w=60',
+               "RateLimit": '"msgs";r=2;t=59'}), body)
+    with pytest.raises(AssertionError, match="RateLimit"):
+        check_response("POST", "/sms/v1/deliver", 202,
+                       dict(ok, RateLimit="2"), body)
 
 
 # ================================================== real requests

@@ -1,6 +1,7 @@
 """Per-client rate limits ([client.ID] rate, msgspool.conf(5)): counted
 in messages across every process serving the client, the IETF RateLimit
-headers on each reply, 429 with Retry-After and nothing queued over it."""
+headers on each reply, 429 with Retry-After and nothing queued over it.
+Each reply is also checked against conf/openapi.yaml (openapi_check)."""
 
 import json
 import re
@@ -9,14 +10,17 @@ import threading
 import requests
 
 from conftest import RECIPIENT, assert_problem
+from openapi_check import check_reply
 
 
-def _limit(srv, rate, client="acme"):
-    srv.inst.write_conf(f"[client.{client}]\nrate = {rate}\n")
+def _limit(srv, rate, client="acme", extra=""):
+    srv.inst.write_conf(f"{extra}[client.{client}]\nrate = {rate}\n")
 
 
 def _sms(srv, client="acme"):
-    return srv.sms(client=client, recipient=RECIPIENT, messageBody="x")
+    r = srv.sms(client=client, recipient=RECIPIENT, messageBody="x")
+    check_reply(r)
+    return r
 
 
 def _remaining(r):
@@ -46,10 +50,12 @@ def test_batch_over_what_remains_is_refused_whole(srv):
     r = srv.post_json("/sms/v1/deliver/batch", {"messages": [
         {"recipient": RECIPIENT, "messageBody": str(i)} for i in range(4)]})
     assert_problem(r, 429)
+    check_reply(r)
     assert len(srv.inst.files("new")) == 1
     r = srv.post_json("/sms/v1/deliver/batch", {"messages": [
         {"recipient": RECIPIENT, "messageBody": str(i)} for i in range(3)]})
     assert r.status_code == 200, r.text
+    check_reply(r)
     assert _remaining(r)[0] == 0
     assert len(srv.inst.files("new")) == 4
 
@@ -67,6 +73,7 @@ def test_clients_are_independent_and_unlimited_have_no_headers(srv):
 def test_parallel_clients_never_exceed_the_limit(srv):
     _limit(srv, "10/h")
     codes = []
+    replies = []
     lock = threading.Lock()
 
     url = srv.url("/sms/v1/deliver")
@@ -78,13 +85,17 @@ def test_parallel_clients_never_exceed_the_limit(srv):
         # A session of its own: the server's one is not for threads.
         with requests.Session() as s:
             for _ in range(5):
+                r = None
                 try:
-                    c = s.post(url, data=body, headers=dict(
-                        hdrs, Connection="close"), timeout=30).status_code
+                    r = s.post(url, data=body, headers=dict(
+                        hdrs, Connection="close"), timeout=30)
+                    c = r.status_code
                 except requests.ConnectionError:
                     c = "dropped"       # busybox under load, at times
                 with lock:
                     codes.append(c)
+                    if r is not None:
+                        replies.append(r)
 
     threads = [threading.Thread(target=worker) for _ in range(6)]
     for t in threads:
@@ -98,12 +109,68 @@ def test_parallel_clients_never_exceed_the_limit(srv):
     assert codes.count(202) <= 10, codes
     assert set(codes) <= {202, 429, "dropped"}, codes
     assert codes.count("dropped") <= 5, codes
+    for r in replies:
+        check_reply(r)
 
 
 def test_bad_rate_is_a_server_error_and_stops_the_daemon(srv):
     _limit(srv, "ten a minute")
     r = _sms(srv)
     assert r.status_code == 500
+    assert "RateLimit" not in r.headers
     cp = srv.inst.daemon_once(check=False)
     assert cp.returncode == 1
     assert "rate" in cp.err
+
+
+# One body of each send route (conf/openapi.yaml), with how many messages
+# it counts: an entry, a recipient or a call each.
+SENDS = [
+    ("/sms/v1/deliver", {"recipient": RECIPIENT, "messageBody": "x"}, 1),
+    ("/sms/v1/deliver/batch", {"messages": [
+        {"recipient": RECIPIENT, "messageBody": "a"},
+        {"recipient": RECIPIENT, "messageBody": "b"}]}, 2),
+    ("/ott/v1/deliver", {"payload": [
+        {"recipient": "4915112345678", "templateID": "otp",
+         "templateParameters": ["123456"], "channelType": 1}]}, 1),
+    ("/voice/v1/deliver", {"recipient": RECIPIENT, "message": "hi"}, 1),
+    ("/voice/v1/deliver", {"campaignName": "c", "message": "hi",
+                           "recipients": [RECIPIENT, "+4915112345679"]}, 2),
+    ("/deliver", {"templateId": "welcome", "payload": [
+        {"recipient": "ann@example.com", "fields": {"first_name": "Ann"}}]},
+     1),
+    ("/email/v1/deliver", {"templateId": "welcome", "recipients": [
+        {"to": "ann@example.com", "fields": {"first_name": "Ann"}},
+        {"to": "bob@example.org", "fields": {"first_name": "Bob"}}]}, 2),
+]
+
+
+def test_every_send_route_counts_and_answers_as_documented(srv):
+    """Each send route takes its messages from one shared rate, carries
+    the RateLimit headers on its success and is 429 over the limit, each
+    reply as conf/openapi.yaml has it; the upload counts nothing."""
+    total = sum(n for _, _, n in SENDS)
+    _limit(srv, f"{total}/h", extra="[ott.1]\nprovider = file\n")
+    left = total
+    for path, body, n in SENDS:
+        r = srv.post_json(path, body)
+        check_reply(r)
+        assert r.status_code in (200, 202), (path, r.text)
+        left -= n
+        assert r.headers["RateLimit-Policy"] == f'"msgs";q={total};w=3600'
+        assert _remaining(r)[0] == left, path
+    queued = len(srv.inst.files("new"))
+    assert queued == total
+    for path, body, _ in SENDS:
+        r = srv.post_json(path, body)
+        check_reply(r)
+        assert_problem(r, 429)
+        assert r.json()["type"] == "urn:msgspool:problem:rate-limited"
+        assert _remaining(r)[0] == 0
+    assert len(srv.inst.files("new")) == queued
+    # The upload is no message: neither counted nor refused.
+    r = srv.post_json("/email/v1/attachments", {
+        "attachmentName": "a.txt", "content": "aGkK"})
+    check_reply(r)
+    assert r.status_code == 201, r.text
+    assert "RateLimit" not in r.headers
