@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "channel.h"
-#include "keys.h"
 
 static const struct channel_info channels[CHANNEL__MAX] = {
 	[CHANNEL_SMS] = { .name = "sms", .scope = SCOPE_SMS,

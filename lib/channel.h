@@ -11,6 +11,15 @@
 #include <stddef.h>
 #include <jansson.h>
 
+/* What a key may do: the channels' bits (keys.h). */
+enum scope {
+	SCOPE_SMS = 1 << 0,
+	SCOPE_OTT = 1 << 1,
+	SCOPE_EMAIL = 1 << 2,
+	SCOPE_VOICE = 1 << 3,
+	SCOPE_ALL = (1 << 4) - 1
+};
+
 enum channel {
 	CHANNEL_SMS,
 	CHANNEL_OTT,

@@ -11,13 +11,8 @@
 
 #include <stddef.h>
 
-enum scope {
-	SCOPE_SMS = 1 << 0,
-	SCOPE_OTT = 1 << 1,
-	SCOPE_EMAIL = 1 << 2,
-	SCOPE_VOICE = 1 << 3,
-	SCOPE_ALL = (1 << 4) - 1
-};
+#include "channel.h"	/* the scopes */
+
 
 #define CLIENT_ID_MAX	64
 #define KEY_HASH_HEX	64

@@ -20,38 +20,18 @@
 #include "spool.h"
 #include "testutil.h"
 
-struct fixture {
-	char		 dir[TU_DIR_SIZE];
-	struct spool	*sp;
-};
-
+/* A spool whose new/ is as install makes it: the web server's group's. */
 static int
 setup(void **state)
 {
-	struct fixture	*f;
-	char		 err[256], path[512];
+	struct tu_spool	*f;
+	char		 path[512];
 
-	if ((f = tu_fixture_new(sizeof(*f), "area")) == NULL)
+	if (tu_spool_setup(state) == -1)
 		return -1;
-	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
-		tu_fixture_free(f);
-		return -1;
-	}
-	/* As install makes it: the CGI user's group writes new/. */
+	f = *state;
 	snprintf(path, sizeof(path), "%s/new", f->dir);
-	chmod(path, 02770);
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	spool_free(f->sp);
-	tu_fixture_free(f);
-	return 0;
+	return chmod(path, 02770);
 }
 
 static json_t *
@@ -79,7 +59,7 @@ collect(void *arg, const char *name)
 static void
 test_store_scan_load_remove(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	char		 a[ULID_LEN + 1], b[ULID_LEN + 1], name[64], path[512];
 	const json_t	*docs[2];
 	json_t		*da, *db, *got;
@@ -123,7 +103,7 @@ test_store_scan_load_remove(void **state)
 static void
 test_index(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	char		 id[ULID_LEN + 1], got[ULID_LEN + 1];
 
 	assert_int_equal(ulid_new(id), 0);
@@ -142,7 +122,7 @@ test_index(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_spool_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_store_scan_load_remove),
 		T(test_index),

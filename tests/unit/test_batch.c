@@ -21,37 +21,6 @@
 #include "spool.h"
 #include "testutil.h"
 
-struct fixture {
-	char		 dir[TU_DIR_SIZE];
-	struct spool	*sp;
-};
-
-static int
-setup(void **state)
-{
-	struct fixture	*f;
-	char		 err[256];
-
-	if ((f = tu_fixture_new(sizeof(*f), "batch")) == NULL)
-		return -1;
-	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
-		tu_fixture_free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	spool_free(f->sp);
-	tu_fixture_free(f);
-	return 0;
-}
-
 /* Add a good entry (a document for dest) or a bad one (doc NULL). */
 static void
 add(struct batch *b, int good, enum spool_dir dest, char *id)
@@ -71,7 +40,7 @@ add(struct batch *b, int good, enum spool_dir dest, char *id)
 }
 
 static int
-exists(const struct fixture *f, const char *state, const char *id)
+exists(const struct tu_spool *f, const char *state, const char *id)
 {
 	char		path[512];
 	struct stat	st;
@@ -83,7 +52,7 @@ exists(const struct fixture *f, const char *state, const char *id)
 static void
 test_commit_in_order(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	struct batch	 b;
 	char		 a[ULID_LEN + 1], c[ULID_LEN + 1], x[ULID_LEN + 1];
 	json_t		*r;
@@ -119,7 +88,7 @@ test_commit_in_order(void **state)
 static void
 test_spool_takes_none_now(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	struct batch	 b;
 	struct rlimit	 old, low;
 	char		 a[ULID_LEN + 1], x[ULID_LEN + 1];
@@ -157,7 +126,7 @@ test_spool_takes_none_now(void **state)
 static void
 test_spool_broken(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	struct batch	 b;
 	char		 path[512], a[ULID_LEN + 1];
 
@@ -174,7 +143,7 @@ test_spool_broken(void **state)
 static void
 test_all_bad_is_not_a_failure(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	struct batch	 b;
 	char		 x[ULID_LEN + 1];
 
@@ -201,7 +170,7 @@ test_add_null_reply(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, tu_spool_setup, tu_spool_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_commit_in_order),
 		T(test_spool_takes_none_now),

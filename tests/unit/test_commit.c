@@ -22,37 +22,6 @@
 #include "spool_impl.h"
 #include "testutil.h"
 
-struct fixture {
-	char		 dir[TU_DIR_SIZE];
-	struct spool	*sp;
-};
-
-static int
-setup(void **state)
-{
-	struct fixture	*f;
-	char		 err[256];
-
-	if ((f = tu_fixture_new(sizeof(*f), "commit")) == NULL)
-		return -1;
-	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
-		tu_fixture_free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	spool_free(f->sp);
-	tu_fixture_free(f);
-	return 0;
-}
-
 static json_t *
 doc(char *id, time_t notbefore)
 {
@@ -62,7 +31,7 @@ doc(char *id, time_t notbefore)
 }
 
 static size_t
-entries(const struct fixture *f, const char *state)
+entries(const struct tu_spool *f, const char *state)
 {
 	char		 path[512];
 	DIR		*d;
@@ -80,7 +49,7 @@ entries(const struct fixture *f, const char *state)
 static void
 test_commit_many_into_states(void **state)
 {
-	struct fixture		*f = *state;
+	struct tu_spool		*f = *state;
 	struct spool_item	 it[130];
 	char			 ids[130][ULID_LEN + 1], path[512];
 	struct stat		 st;
@@ -110,7 +79,7 @@ test_commit_many_into_states(void **state)
 static void
 test_store_moves_from(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	char		 id[ULID_LEN + 1], name[64];
 	json_t		*d;
 
@@ -134,7 +103,7 @@ test_store_moves_from(void **state)
 static void
 test_refuses_bad_names(void **state)
 {
-	struct fixture		*f = *state;
+	struct tu_spool		*f = *state;
 	struct spool_item	 it;
 	char			 id[ULID_LEN + 1];
 	json_t			*d;
@@ -173,7 +142,7 @@ test_errno_meaning(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, tu_spool_setup, tu_spool_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_commit_many_into_states),
 		T(test_store_moves_from),

@@ -14,37 +14,6 @@
 #include "spool.h"
 #include "testutil.h"
 
-struct fixture {
-	char		 dir[TU_DIR_SIZE];
-	struct spool	*sp;
-};
-
-static int
-setup(void **state)
-{
-	struct fixture	*f;
-	char		 err[256];
-
-	if ((f = tu_fixture_new(sizeof(*f), "rate")) == NULL)
-		return -1;
-	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
-		tu_fixture_free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	spool_free(f->sp);
-	tu_fixture_free(f);
-	return 0;
-}
-
 static void
 test_parse(void **state)
 {
@@ -70,7 +39,7 @@ test_parse(void **state)
 static void
 test_windows(void **state)
 {
-	struct fixture	*f = *state;
+	struct tu_spool	*f = *state;
 	struct rate	 r;
 	time_t		 t = 1795428000;	/* a minute's start */
 	char		 p[64], s[64];
@@ -102,7 +71,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
-		cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_windows, tu_spool_setup, tu_spool_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

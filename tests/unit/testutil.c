@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "keys.h"
+#include "spool.h"
 #include "testutil.h"
 
 #define READ_MAX	65536
@@ -119,4 +120,31 @@ tu_read_text(const char *path)
 	buf[n] = '\0';
 	fclose(fp);
 	return buf;
+}
+
+int
+tu_spool_setup(void **state)
+{
+	struct tu_spool	*f;
+	char		 err[256];
+
+	if ((f = tu_fixture_new(sizeof(*f), "spool")) == NULL)
+		return -1;
+	if ((f->sp = spool_open(f->dir, 1, err, sizeof(err))) == NULL) {
+		print_error("spool_open: %s\n", err);
+		tu_fixture_free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+int
+tu_spool_teardown(void **state)
+{
+	struct tu_spool	*f = *state;
+
+	spool_free(f->sp);
+	tu_fixture_free(f);
+	return 0;
 }

@@ -38,6 +38,20 @@ int	 tu_teardown(void **state);
 void	 tu_key_line(char *out, size_t len, const char *client,
 	    const char *key, const char *scopes, const char *suffix);
 
+/*
+ * The fixture of the tests that need a spool: a scratch directory with
+ * a spool made in it (spool_open with create).  tu_spool_setup and
+ * tu_spool_teardown are cmocka setup and teardown functions.
+ */
+struct spool;
+struct tu_spool {
+	char		 dir[TU_DIR_SIZE];
+	struct spool	*sp;
+};
+
+int	 tu_spool_setup(void **state);
+int	 tu_spool_teardown(void **state);
+
 /* Write len bytes (text: the string) to path, mode 0600, truncating. */
 void	 tu_write_file(const char *path, const void *data, size_t len);
 void	 tu_write_text(const char *path, const char *text);
