@@ -380,16 +380,36 @@ echo_handler(struct ctx *c)
 }
 
 static const struct endpoint ep_sms = {
-	"POST", 1, SCOPE_SMS, LIMIT_BODY, 1, echo_handler
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_SMS,
+	.limit = LIMIT_BODY,
+	.needs_spool = 1,
+	.handler = echo_handler,
 };
 static const struct endpoint ep_email = {
-	"POST", 1, SCOPE_EMAIL, LIMIT_EMAIL, 1, echo_handler
+	.method = "POST",
+	.needs_key = 1,
+	.scope = SCOPE_EMAIL,
+	.limit = LIMIT_EMAIL,
+	.needs_spool = 1,
+	.handler = echo_handler,
 };
 static const struct endpoint ep_ping = {
-	"GET", 0, 0, LIMIT_NONE, 0, echo_handler
+	.method = "GET",
+	.needs_key = 0,
+	.scope = 0,
+	.limit = LIMIT_NONE,
+	.needs_spool = 0,
+	.handler = echo_handler,
 };
 static const struct endpoint ep_templates = {
-	"GET", 1, 0, LIMIT_NONE, 0, echo_handler
+	.method = "GET",
+	.needs_key = 1,
+	.scope = 0,
+	.limit = LIMIT_NONE,
+	.needs_spool = 0,
+	.handler = echo_handler,
 };
 
 #define GOOD_BODY	"{\"x\":\"hello\"}"
