@@ -6,6 +6,7 @@ Each reply is also checked against conf/openapi.yaml (openapi_check)."""
 import json
 import re
 import threading
+import time
 
 import requests
 
@@ -86,12 +87,16 @@ def test_parallel_clients_never_exceed_the_limit(srv):
         with requests.Session() as s:
             for _ in range(5):
                 r = None
-                try:
-                    r = s.post(url, data=body, headers=dict(
-                        hdrs, Connection="close"), timeout=30)
-                    c = r.status_code
-                except requests.ConnectionError:
-                    c = "dropped"       # busybox under load, at times
+                # busybox httpd refuses connections under load (a slow
+                # sanitizer build): try again, a bounded number of times.
+                for attempt in range(20):
+                    try:
+                        r = s.post(url, data=body, headers=dict(
+                            hdrs, Connection="close"), timeout=30)
+                        break
+                    except requests.ConnectionError:
+                        time.sleep(0.05 * (attempt + 1))
+                c = r.status_code if r is not None else "dropped"
                 with lock:
                     codes.append(c)
                     if r is not None:
@@ -108,7 +113,7 @@ def test_parallel_clients_never_exceed_the_limit(srv):
     assert len(srv.inst.files("new")) == 10, codes
     assert codes.count(202) <= 10, codes
     assert set(codes) <= {202, 429, "dropped"}, codes
-    assert codes.count("dropped") <= 5, codes
+    assert codes.count("dropped") == 0, codes
     for r in replies:
         check_reply(r)
 
