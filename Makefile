@@ -81,7 +81,7 @@ DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 DEB_BENCH	 = wrk kannel
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \
-	uninstall sanitize bench clean FORCE
+	uninstall sanitize bench fuzz clean FORCE
 .SUFFIXES:
 
 all: deps
@@ -179,8 +179,10 @@ check: deps-test
 
 check-build: build $(UNIT_TESTS)
 
+# The fuzz targets are sanitized builds already: here they only replay
+# their regressions (make check fuzzes them briefly).
 sanitize: deps-test
-	@$(MAKE) --no-print-directory O=build/asan/ \
+	@MSGSPOOL_FUZZ_SECONDS=0 $(MAKE) --no-print-directory O=build/asan/ \
 	    CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    LDFLAGS='-fsanitize=address,undefined' CGI_STATIC= check
 
@@ -281,3 +283,5 @@ clean:
 	    $(UNIT_TESTS) tests/unit/testutil.o
 	rm -f bench/noop bench/cgitime
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__
+
+include tests/fuzz/fuzz.mk

@@ -235,6 +235,7 @@ rewrite(const char *path, int (*edit)(char **, size_t *, const char *),
 	FILE		*in, *out;
 	char		*line = NULL, *tmp = NULL;
 	size_t		 cap = 0;
+	ssize_t		 n;
 	struct stat	 st;
 	int		 fd, changed = 0, rc = -1;
 	char		 last = '\n';
@@ -259,11 +260,14 @@ rewrite(const char *path, int (*edit)(char **, size_t *, const char *),
 		}
 		goto out;
 	}
-	while (in != NULL && getline(&line, &cap, in) != -1) {
-		if (edit != NULL)
-			changed += edit(&line, &cap, arg);
-		fputs(line, out);
-		last = line[strlen(line) - 1];
+	/* Lines are copied as they are, NUL bytes and all. */
+	while (in != NULL && (n = getline(&line, &cap, in)) > 0) {
+		if (edit != NULL && edit(&line, &cap, arg) > 0) {
+			changed++;
+			n = (ssize_t)strlen(line);
+		}
+		fwrite(line, 1, (size_t)n, out);
+		last = line[n - 1];
 	}
 	/* A last line without its newline must not swallow the next. */
 	if (extra != NULL && last != '\n')

@@ -254,6 +254,41 @@ body(const json_t *msg, const char *id, char *err, size_t errlen)
 	return GMIME_OBJECT(mixed);
 }
 
+/*
+ * Set the Subject of message to subject as base64 encoded words of at
+ * most 45 bytes of UTF-8 each, cut between characters, folded.
+ */
+static void
+literal_subject(GMimeMessage *message, const char *subject)
+{
+	GMimeHeader	*h;
+	GString		*raw;
+	const char	*p = subject;
+	gchar		*b64;
+	size_t		 left = strlen(subject), n;
+
+	raw = g_string_new("");
+	while (left > 0) {
+		n = left < 45 ? left : 45;
+		/* Not inside a character: back to its first byte. */
+		while (n > 1 && n < left && ((unsigned char)p[n] & 0xc0) ==
+		    0x80)
+			n--;
+		b64 = g_base64_encode((const guchar *)p, n);
+		g_string_append_printf(raw, "%s=?UTF-8?B?%s?=",
+		    raw->len > 0 ? "\r\n " : " ", b64);
+		g_free(b64);
+		p += n;
+		left -= n;
+	}
+	g_string_append(raw, "\r\n");
+	h = g_mime_header_list_get_header(g_mime_object_get_header_list(
+	    GMIME_OBJECT(message)), "Subject");
+	if (h != NULL)
+		g_mime_header_set_raw_value(h, raw->str);
+	g_string_free(raw, TRUE);
+}
+
 /* The bytes of message, CRLF line ends, into m (a NUL after them). */
 static void
 serialise(GMimeMessage *message, struct message *m)
@@ -332,6 +367,13 @@ message_build(struct spool *spool, const char *name, const char *id,
 	add_address(g_mime_message_get_addresses(message,
 	    GMIME_ADDRESS_TYPE_TO), &to);
 	g_mime_message_set_subject(message, subject ? subject : "", "utf-8");
+	/*
+	 * Text that reads as an encoded word ("=?UTF-8?B?QQ==?=") would be
+	 * decoded by every reader, and GMime writes it as it is: such a
+	 * subject goes wholly as encoded words (RFC 2047 section 5).
+	 */
+	if (subject != NULL && strstr(subject, "=?") != NULL)
+		literal_subject(message, subject);
 	g_mime_object_set_header(GMIME_OBJECT(message), "Message-ID", m->id,
 	    NULL);
 	g_mime_object_set_header(GMIME_OBJECT(message), "MIME-Version", "1.0",

@@ -72,7 +72,10 @@ id_of_address(const char *addr, char *id)
 		return -1;
 	memcpy(id, p, SPOOL_ID_LEN);
 	id[SPOOL_ID_LEN] = '\0';
-	return ulid_valid(id) ? 0 : -1;
+	if (ulid_valid(id))
+		return 0;
+	id[0] = '\0';		/* not an id: nothing found */
+	return -1;
 }
 
 /* The decoded content of a leaf part, NUL-terminated; g_free it. */
@@ -257,9 +260,18 @@ usage(void)
 	    "< bounce\n");
 }
 
+/* Keep printable ASCII; anything else becomes '?'. */
+static void
+printable(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			*s = '?';
+}
+
 /* Store the receipt for message id: its status, error and event. */
 static int
-store(struct spool *spool, const char *id, const struct dsn *d)
+store(struct spool *spool, const char *id, struct dsn *d)
 {
 	const char	*status, *diag;
 	char		 rid[SPOOL_ID_LEN + 1], now[RFC3339_LEN];
@@ -277,6 +289,9 @@ store(struct spool *spool, const char *id, const struct dsn *d)
 		    d->action);
 		return EX_OK;
 	}
+	/* A report need not be UTF-8; what is stored must be. */
+	printable(d->status);
+	printable(d->diagnostic);
 	if (strcmp(status, "undelivered") == 0) {
 		/* "smtp; 550 5.1.1 ...": the text after the type. */
 		diag = strchr(d->diagnostic, ';') ? strchr(d->diagnostic, ';') +

@@ -56,6 +56,21 @@ case $rc in
 	failed=$((failed + 1)) ;;
 esac
 
+# The fuzz targets (tests/fuzz/run.sh): each regression input replayed
+# and each target fuzzed briefly (MSGSPOOL_FUZZ_SECONDS, default 15), one
+# test each; skipped, and said so, where clang cannot build them.
+"$top/tests/fuzz/run.sh" check "${MSGSPOOL_FUZZ_SECONDS:-15}" \
+    >"$tmp/fuzz.out" 2>&1
+rc=$?
+cat "$tmp/fuzz.out"
+if [ "$rc" -ne 2 ]; then
+	p=$(grep -c '^ok ' "$tmp/fuzz.out")
+	f=$(grep -c '^FAIL ' "$tmp/fuzz.out")
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	passed=$((passed + p))
+	failed=$((failed + f))
+fi
+
 for server in $SERVERS; do
 	echo "== black-box suite under $server"
 	rm -f "$tmp/junit.xml" "$tmp/rc"

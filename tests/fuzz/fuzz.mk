@@ -1,0 +1,99 @@
+# tests/fuzz/fuzz.mk: the libFuzzer targets (STYLE 24), included by the
+# Makefile.  One target per parser and one per POST program of cgi-bin/:
+#
+#   config keys tmpl base64 message html-text spool bounce
+#   request-PROGRAM      the whole request path through cgi_run
+#
+#   make fuzz                 build, replay tests/fuzz/regressions/, then
+#                             fuzz each target for FUZZ_SECONDS (60) from
+#                             its seeds in tests/fuzz/corpus/TARGET/
+#   make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS='keys request-sms-batch'
+#   make fuzz-build           only build build/fuzz/fuzz-TARGET
+#
+# Everything is built under build/fuzz/ by clang with ASan and UBSan: the
+# library by the Makefile's own rules (O=build/fuzz/) with
+# -fsanitize=fuzzer-no-link for coverage.  What a run finds goes to
+# build/fuzz/corpus/TARGET/ (new inputs) and build/fuzz/artifacts/TARGET/
+# (crashes, hangs, leaks); a crash copied into
+# tests/fuzz/regressions/TARGET/ is replayed by make check, which also
+# fuzzes each target briefly when clang is there (tests/fuzz/run.sh).
+# Seeds: tests/fuzz/seeds.py records the black-box tests' requests; the
+# dictionaries of tests/fuzz/dict/ hold each format's words.
+
+ifndef FUZZ_CC
+FUZZ_CC		:= $(shell command -v clang-14 || command -v clang || echo clang)
+endif
+FUZZ_SECONDS	?= 60
+FUZZ_O		 = build/fuzz/
+FUZZ_UNITS	 = config keys tmpl base64 message html-text spool bounce
+FUZZ_GMIME	 = message bounce
+FUZZ_PROGS	 = sms-deliver sms-batch ott-deliver voice-deliver \
+		   email-deliver attachments receipts
+FUZZ_ALL	 = $(FUZZ_UNITS) $(FUZZ_PROGS:%=request-%)
+FUZZ_TARGETS	?= $(FUZZ_ALL)
+FUZZ_BINS	 = $(FUZZ_ALL:%=$(FUZZ_O)fuzz-%)
+FUZZ_LIBA	 = $(FUZZ_O)lib/libmsgspool.a
+FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+FUZZ_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
+		   $(WARN) -O1 -g $(FUZZ_SAN) -Itests/fuzz
+FUZZ_DEPS	 = $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) lib/*.h tests/fuzz/fuzzutil.h
+
+# Debian 12's clang and its libFuzzer runtime.
+DEB_FUZZ	 = clang-14 libclang-rt-14-dev
+DEB_TEST	+= $(DEB_FUZZ)
+
+.PHONY: fuzz-build fuzz-targets fuzz-list
+
+fuzz: deps
+	@tests/deps.sh $(DEB_FUZZ)
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_CC='$(FUZZ_CC)' tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) \
+	    $(FUZZ_TARGETS)
+
+# The library first, by the Makefile's rules; then the targets, in a make
+# that sees it built.
+fuzz-build:
+	@$(MAKE) --no-print-directory O=$(FUZZ_O) CC='$(FUZZ_CC)' \
+	    CFLAGS='-O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link' \
+	    $(FUZZ_LIBA)
+	@$(MAKE) --no-print-directory fuzz-targets
+
+fuzz-targets: $(FUZZ_BINS)
+
+fuzz-list:
+	@echo $(FUZZ_ALL)
+
+$(FUZZ_O)fuzzutil.o: tests/fuzz/fuzzutil.c tests/fuzz/fuzzutil.h lib/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+# The email builder of msgspoold (GMime), for message and the requests.
+$(FUZZ_O)message.o: spooler/message.c spooler/message.h lib/*.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -fsanitize=fuzzer-no-link \
+	    -c -o $@ $<
+
+# A parser's target: tests/fuzz/fuzz_NAME.c ('-' as '_').
+define FUZZ_UNIT
+$(FUZZ_O)fuzz-$(1): tests/fuzz/fuzz_$(subst -,_,$(1)).c $(FUZZ_DEPS)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$< \
+	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $$(LIBS_BASE)
+endef
+$(foreach t,$(filter-out $(FUZZ_GMIME),$(FUZZ_UNITS)),\
+    $(eval $(call FUZZ_UNIT,$(t))))
+
+# The email builder, and msgspool-bounce's reader (its source included).
+$(FUZZ_GMIME:%=$(FUZZ_O)fuzz-%): $(FUZZ_O)fuzz-%: tests/fuzz/fuzz_%.c \
+    $(FUZZ_O)message.o spooler/msgspool-bounce.c $(FUZZ_DEPS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -I. -Ispooler \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
+	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(GMIME_LIBS)
+
+# A program's target: fuzz_request.c around cgi-bin/PROGRAM.c.
+$(FUZZ_PROGS:%=$(FUZZ_O)fuzz-request-%): $(FUZZ_O)fuzz-request-%: \
+    tests/fuzz/fuzz_request.c cgi-bin/%.c $(FUZZ_O)message.o $(FUZZ_DEPS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I. -Ispooler \
+	    -DCGI_SOURCE='"cgi-bin/$*.c"' -DCGI_PROGRAM='"$*"' \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
+	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(MAGIC_LIBS) \
+	    $(GMIME_LIBS)
