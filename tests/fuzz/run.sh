@@ -25,7 +25,9 @@ make=${MAKE:-make}
 failed=0
 log=$(mktemp)
 tmp=$(mktemp -d)
-trap 'rm -rf "$log" "$tmp"' EXIT INT TERM
+trap 'rm -rf "$log" "$tmp"' EXIT
+# Stopped: stop (the EXIT trap cleans up), not go on to the next target.
+trap 'exit 130' INT TERM
 
 case $mode in
 check)	secs=${secs:-15} ;;
