@@ -111,6 +111,8 @@ mime_html_escape(struct buf *b, const char *s, size_t len)
 const char *
 mime_filename_check(const char *name, size_t len)
 {
+	size_t	i;
+
 	if (len == 0)
 		return "must not be empty";
 	if (len > 255)
@@ -120,6 +122,11 @@ mime_filename_check(const char *name, size_t len)
 	if (memchr(name, '\0', len) || memchr(name, '\r', len) ||
 	    memchr(name, '\n', len))
 		return "must not contain NUL, CR or LF";
+	/* Control characters (DEL too; a tab is encoded) cannot be sent. */
+	for (i = 0; i < len; i++)
+		if (((unsigned char)name[i] < 0x20 && name[i] != '\t') ||
+		    name[i] == 0x7f)
+			return "must not contain control characters";
 	if ((len == 1 && name[0] == '.') ||
 	    (len == 2 && name[0] == '.' && name[1] == '.'))
 		return "must be a file name, not '.' or '..'";

@@ -1025,3 +1025,16 @@ def test_stored_attachment_is_not_read_through_a_link(srv, blobs, tmp_path):
     for p in srv.inst.outbox():
         assert b"SECRET" not in p.read_bytes()
     assert attachments_of(eml(srv, other)) == [("a.pdf", PDF)]
+
+
+def test_attachment_name_with_control_characters_is_400(srv):
+    """A name that cannot be written in a header (DEL, other controls)
+    is refused; nothing is queued (found by the fuzzer)."""
+    for name in ("doc.pd\u007f", "a\u0001b.txt", "bell\u0007.pdf"):
+        r = srv.post_json("/deliver", {
+            "from": "shop@acme.example", "subject": "s", "html": "<p>x</p>",
+            "payload": [{"recipient": ANN}],
+            "attachments": [{"attachmentName": name, "content": "aGk="}]})
+        p = assert_problem(r, 400)
+        assert "attachments[0].attachmentName" in p["errors"], p
+        assert_nothing_queued(srv.inst)
