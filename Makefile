@@ -190,8 +190,9 @@ sanitize: deps-test
 run: all
 	@PORT='$(PORT)' tests/run-local.sh
 
-# make install: the layout of CONTRACT section 1.  An existing config or
-# keys file is never overwritten; the spool is created, never removed.
+# make install: the layout README "Deploying under a web server" gives.
+# An existing config or keys file is never overwritten; the spool is
+# created, never removed.
 # As root (and without DESTDIR) it also creates the daemon's user and
 # hands the spool to it and to the web server's group.
 SUBST		 = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' \

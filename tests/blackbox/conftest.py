@@ -67,7 +67,7 @@ SERVERS = {"lighttpd": LIGHTTPD, "nginx": NGINX, "apache": APACHE,
            "busybox": BUSYBOX}
 SERVER = (os.environ.get("MSGSPOOL_SERVER") or "lighttpd").strip().lower()
 
-# CONTRACT section 2: route -> CGI program.
+# conf/openapi.yaml: route -> CGI program (x-cgi-program).
 ROUTES = {
     "/ping": "ping",
     "/templates": "templates",

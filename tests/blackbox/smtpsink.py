@@ -284,7 +284,7 @@ class SmtpSink:
         return "%s://%s:%d" % (scheme, self.host, self.port)
 
     def config(self, section="email", starttls=None):
-        """The msgspool [email] section for this sink (CONTRACT.md 9)."""
+        """The msgspool [email] section for this sink (msgspool.conf(5))."""
         if starttls is None:
             starttls = "yes" if self.tls == "starttls" else "no"
         text = "[%s]\nprovider = smtp\nurl = %s\nstarttls = %s\n" % (

@@ -506,7 +506,7 @@ class Standin:
     def hook_url(self):
         return self.url("/hook")
 
-    # -- msgspool config sections (CONTRACT.md section 9) ----------------
+    # -- msgspool config sections (msgspool.conf(5)) ---------------------
 
     def twilio_config(self, section="sms", from_number=None):
         return ("[%s]\nprovider = twilio\naccount-sid = %s\nauth-token = %s\n"

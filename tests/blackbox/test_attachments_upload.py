@@ -1,5 +1,5 @@
 """POST /email/v1/attachments, the deprecated upload, and the use of its
-attachmentId in an email (CONTRACT 2, 4, 5, 7)."""
+attachmentId in an email (conf/openapi.yaml; msgspool.conf(5) limits)."""
 
 import re
 

@@ -1,5 +1,5 @@
 """
-Crash safety of msgspoold (CONTRACT 8, README "Delivery"): a claim is a
+Crash safety of msgspoold (msgspool-spool(5), README "Delivery"): a claim is a
 rename into cur/ under an flock held while the send runs; a claim whose
 lock is free belongs to a dead daemon and goes back to new/; two daemons
 can share a spool and a kill -9 loses nothing; stale tmp/ files go.

@@ -1,5 +1,6 @@
 """msgspoold --once with the file provider, and the msgspool CLI, on spool
-files made through the HTTP API (CONTRACT 1, 3, 8, 9)."""
+files made through the HTTP API (msgspoold(8), msgspool(8),
+msgspool-spool(5))."""
 
 import datetime
 import hashlib

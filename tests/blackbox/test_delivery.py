@@ -1,5 +1,5 @@
 """
-msgspoold's providers and its outcome policy (CONTRACT 8 and 9, README
+msgspoold's providers and its outcome policy (msgspoold(8), README
 "Delivery" and "The spool"), against the test doubles: SmtpSink for
 email, Standin for Twilio (Messages and Calls), the WhatsApp Cloud API
 and the generic webhook.  Messages are queued through the real HTTP API

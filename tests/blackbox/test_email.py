@@ -1,5 +1,6 @@
-"""POST /deliver (SPEC 2.5) and POST /email/v1/deliver (SPEC 2.6), replies
-per SPEC 2.7 (CONTRACT 2, 4, 5, 6, 7, 8); the headers of what is sent
+"""POST /deliver (EmailDeliverRequest) and POST /email/v1/deliver
+(EmailRequest), replies as EmailDeliverResponse (conf/openapi.yaml;
+msgspool-spool(5)); the headers of what is sent
 (.eml of the file provider, SMTP) and attachments stored once (issue 9,
 defects 6 and 11)."""
 
@@ -885,7 +886,7 @@ def test_request_attachment_is_stored_once(srv, blobs):
     out = reply(post(srv, body, timeout=60), n, "success")
     got = ids(out)
     exactly_spooled(srv.inst, got)
-    # What the spool holds: one file a message (CONTRACT 8; at least one
+    # What the spool holds: one file a message (msgspool-spool(5); at least one
     # block each) and the attachment once.
     used = disk_used(srv.inst.spool)
     floor = n * os.statvfs(srv.inst.spool).f_bsize

@@ -5,13 +5,13 @@ programs:
 - a full and a read-only spool (a small tmpfs mounted on the instance's
   spool, filled, or remounted read-only) for every POST route: 503 with
   Retry-After, a problem document, nothing left in tmp/, new/ or
-  deferred/ (CONTRACT 4); a batch of which some entries could be queued
+  deferred/ (conf/openapi.yaml); a batch of which some entries could be queued
   is a 200 with per-entry errors;
 - a spool write failure (EROFS, EACCES) is a 5xx, never a 4xx
   (defect 5);
 - msgspoold --once on a read-only spool exits non-zero and says why
   (defect 10);
-- what may be found in new/ besides spool files (CONTRACT 8): a FIFO, a
+- what may be found in new/ besides spool files (msgspool-spool(5)): a FIFO, a
   symbolic link (to a private file, to a valid document outside the
   spool), a directory, an empty file, bad JSON, a wrong version, a name
   that is not an id, a document whose id is not its name
@@ -336,7 +336,7 @@ def test_spool_fault_is_503(small, name, fault):
 
 def test_batch_partly_queued_is_200_with_per_entry_errors(small):
     # Room for three more files: of six entries some are queued, the
-    # rest fail each with a reason, in a 200 (CONTRACT 4).
+    # rest fail each with a reason, in a 200 (conf/openapi.yaml).
     msgs = [{"recipient": "+49151123456%02d" % i, "messageBody": "m%d" % i}
             for i in range(6)]
     small.fs.limit_inodes(3)

@@ -1,6 +1,7 @@
 """make install / make uninstall into a temporary DESTDIR: the FHS tree of
-CONTRACT section 1, its modes, the substituted service files, an edited
-config kept by a second install, and the spool kept by uninstall."""
+README "Deploying under a web server", its modes, the substituted
+service files, an edited config kept by a second install, and the spool
+kept by uninstall."""
 import os
 import re
 import shutil

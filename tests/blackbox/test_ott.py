@@ -1,4 +1,4 @@
-"""POST /ott/v1/deliver (SPEC 2.2, 2.3, 4.3; CONTRACT 2, 3, 4, 5, 6, 8)."""
+"""POST /ott/v1/deliver (conf/openapi.yaml; msgspool.conf(5) templates)."""
 
 import pytest
 

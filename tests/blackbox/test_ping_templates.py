@@ -1,4 +1,4 @@
-"""GET /ping and GET /templates (SPEC 4.1, 4.2, 2.1; CONTRACT 2, 3, 6)."""
+"""GET /ping and GET /templates (conf/openapi.yaml; msgspool.conf(5))."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The email bounce chain with a real Postfix (issue 11, CONTRACT 11):
+"""The email bounce chain with a real Postfix (msgspool-bounce(8)):
 
     msgspoold (smtp provider, [email] bounce-address = bounces@acme.example)
       -> a private Postfix on 127.0.0.1 (its smtpd is msgspool's smtp url)

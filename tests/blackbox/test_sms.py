@@ -1,4 +1,4 @@
-"""POST /sms/v1/deliver (SPEC 2.4, 4.4; CONTRACT 3, 4, 5, 7, 8)."""
+"""POST /sms/v1/deliver (conf/openapi.yaml; msgspool-spool(5))."""
 
 import datetime
 import json
@@ -483,7 +483,7 @@ def test_chunked_request_body(srv):
     assert r.request.headers.get("Transfer-Encoding") == "chunked"
     if SERVER in ("apache", "busybox"):
         # Neither sets CONTENT_LENGTH for a chunked body (Apache passes it
-        # decoded, busybox still chunked): the program's 411 (CONTRACT 4).
+        # decoded, busybox still chunked): the program's 411 (conf/openapi.yaml).
         assert_problem(r, 411)
         assert_nothing_queued(srv.inst)
         return

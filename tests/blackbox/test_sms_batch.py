@@ -1,4 +1,4 @@
-"""POST /sms/v1/deliver/batch (CONTRACT 4, 5, 7)."""
+"""POST /sms/v1/deliver/batch (conf/openapi.yaml)."""
 
 import json
 

@@ -1,5 +1,5 @@
-"""POST /voice/v1/deliver: a single call or a campaign (CONTRACT 2, 4, 5,
-7, 8)."""
+"""POST /voice/v1/deliver: a single call or a campaign (conf/openapi.yaml;
+msgspool-spool(5))."""
 
 import datetime
 

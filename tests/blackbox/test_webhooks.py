@@ -1,4 +1,4 @@
-"""Webhooks to clients (CONTRACT 12; msgspoold(8), Webhooks): events of a
+"""Webhooks to clients (msgspool.conf(5) [client.ID]; msgspoold(8), Webhooks): events of a
 client's messages POSTed, signed per Standard Webhooks, to the client's
 webhook-url by msgspoold; retried on the schedule (a short one through
 the test-only MSGSPOOL_WEBHOOK_SCHEDULE), stopped by a 410, kept for the
@@ -163,7 +163,7 @@ def _status(srv, msgid):
 
 def _check(d, srv, msgid, kind):
     """A delivery of a message.KIND event for msgid, signed and shaped as
-    CONTRACT 12 says; its body."""
+    msgspoold(8) Webhooks says; its body."""
     h = d["headers"]
     assert h["content-type"] == "application/json", h
     assert len(h["webhook-id"]) == 26 and all(c in CROCKFORD

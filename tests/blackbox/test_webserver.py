@@ -1,5 +1,5 @@
 """What the web server in front of the programs adds or takes away
-(CONTRACT 2; conf/*.conf).  The suite runs under each server
+(conf/openapi.yaml; conf/*.conf).  The suite runs under each server
 (MSGSPOOL_SERVER); where the servers differ and the programs cannot tell,
 the test says what each one does."""
 
