@@ -176,7 +176,6 @@ ott_deliver(struct ctx *ctx)
 	const char	*why;
 	char		 id[SPOOL_ID_LEN + 1], err[512];
 	size_t		 i;
-	int		 fail;
 
 	if ((p = problem_new(400, "invalid-field",
 	    "the request is not valid")) == NULL)
@@ -212,13 +211,7 @@ ott_deliver(struct ctx *ctx)
 	}
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
-	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
-		batch_free(&b);
-		return response_error(fail, "the spool cannot take messages now");
-	}
-	list = json_incref(batch_replies(&b));
-	batch_free(&b);
-	return response_json(200, list);
+	return batch_respond(&b, ctx->spool);
 }
 
 /* Each entry is a message, for the client's rate. */

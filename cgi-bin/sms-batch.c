@@ -58,7 +58,6 @@ sms_batch(struct ctx *ctx)
 	struct problem	*p;
 	json_t		*entry, *list;
 	size_t		 i;
-	int		 fail;
 
 	p = problem_new(400, "invalid-field", "the batch is not valid");
 	if (p == NULL)
@@ -78,13 +77,7 @@ sms_batch(struct ctx *ctx)
 		}
 	}
 	/* One durable commit for the whole batch. */
-	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
-		batch_free(&b);
-		return response_error(fail, "the spool cannot take messages now");
-	}
-	list = json_incref(batch_replies(&b));
-	batch_free(&b);
-	return response_json(200, list);
+	return batch_respond(&b, ctx->spool);
 }
 
 /* Each entry is a message, for the client's rate. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "batch.h"
+#include "http.h"
+#include "problem.h"
 
 int
 batch_init(struct batch *b, size_t n, const char *idkey)
@@ -89,6 +91,21 @@ batch_commit(struct batch *b, struct spool *s)
 	if (b->queued == 0 && temp + perm > 0)
 		return temp > 0 ? 503 : 500;
 	return 0;
+}
+
+struct response *
+batch_respond(struct batch *b, struct spool *s)
+{
+	json_t	*replies;
+	int	 fail;
+
+	if ((fail = batch_commit(b, s)) != 0) {
+		batch_free(b);
+		return response_error(fail, "the spool cannot take messages now");
+	}
+	replies = json_incref(batch_replies(b));
+	batch_free(b);
+	return response_json(200, replies);
 }
 
 int

@@ -54,6 +54,15 @@ int		 batch_has_doc(const struct batch *, size_t i);
  */
 int		 batch_commit(struct batch *, struct spool *);
 
+struct response;
+
+/*
+ * The reply of a route whose answer is the replies alone (SMS batch,
+ * OTT): commit, then 200 with the replies, or the 503/500 of a spool
+ * that took none.  Frees the batch.  NULL out of memory.
+ */
+struct response	*batch_respond(struct batch *, struct spool *);
+
 /* After the commit: whether entry i's document is queued. */
 int		 batch_queued(const struct batch *, size_t i);
 

@@ -20,28 +20,14 @@
 #define BLOB_NAME_MAX	(SPOOL_ID_LEN + 8)	/* "ID.N" */
 
 /*
- * As the spool's own writes: what may work later (space, a read-only
- * mount, I/O, a missing directory) is TEMPFAIL, the rest PERMFAIL.
+ * As the spool's own writes, and besides: a directory made meanwhile
+ * (ENOENT) or too many links to one file (EMLINK) may work later.
  */
 static enum msg_status
 errno_status(int e)
 {
-	switch (e) {
-	case ENOSPC:
-	case EDQUOT:
-	case EROFS:
-	case EIO:
-	case EAGAIN:
-	case EINTR:
-	case EMFILE:
-	case ENFILE:
-	case ENOMEM:
-	case ENOENT:
-	case EMLINK:
-		return MSG_TEMPFAIL;
-	default:
-		return MSG_PERMFAIL;
-	}
+	return e == ENOENT || e == EMLINK ? MSG_TEMPFAIL :
+	    spool_errno_status(e);
 }
 
 /* The id that name (an id, or "ID.json") begins with, into id.  0 or -1. */

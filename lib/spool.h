@@ -88,6 +88,12 @@ struct spool_item {
 };
 
 /*
+ * What an errno of a spool write means: MSG_TEMPFAIL (no space, a
+ * read-only mount, I/O, no descriptor or memory: 503) or MSG_PERMFAIL.
+ */
+enum msg_status	 spool_errno_status(int e);
+
+/*
  * Durably write many files at once, as spool_enqueue and spool_store do
  * one: each is written in tmp/ and its data synced before it is renamed
  * into place, but each directory is synced once for all of them, so a

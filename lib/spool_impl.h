@@ -28,9 +28,6 @@ extern const char *const spool_dirnames[SPOOL__MAX];
  */
 int		 spool_statefd(struct spool *, int d);
 
-/* What an errno of a write means: MSG_TEMPFAIL (503) or MSG_PERMFAIL. */
-enum msg_status	 spool_errno_status(int e);
-
 /* strcmp over an array of strings, for qsort. */
 int		 spool_namecmp(const void *a, const void *b);
 

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -288,17 +287,6 @@ load_config(struct daemon *d)
 	return 0;
 }
 
-/* A random value for the jitter of a backoff. */
-static unsigned
-jitter(void)
-{
-	unsigned short	r = 0;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (unsigned short)getpid();
-	return r;
-}
-
 /*
  * Write the outcome of an attempt into the document and say where it
  * goes: sent/, deferred/ (with the next attempt) or failed/.
@@ -315,7 +303,7 @@ outcome(struct daemon *d, struct job *job)
 	/* The provider's Retry-After, when it gave one, wins. */
 	if (st == MSG_TEMPFAIL)
 		next = now + (job->retry_after > 0 ? job->retry_after :
-		    policy_backoff(msgdoc_attempts(job->doc) + 2, jitter()));
+		    policy_backoff(msgdoc_attempts(job->doc) + 2, policy_jitter()));
 	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
 	    gave_up);
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
@@ -541,7 +529,6 @@ job_free(struct job *job)
 		return;
 	if (job->easy != NULL)
 		curl_easy_cleanup(job->easy);
-	curl_mime_free(job->mime);
 	curl_slist_free_all(job->headers);
 	curl_slist_free_all(job->rcpts);
 	free(job->body);

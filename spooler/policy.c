@@ -3,6 +3,9 @@
  */
 #include <stdlib.h>
 
+#include <sys/random.h>
+#include <unistd.h>
+
 #include "policy.h"
 
 enum msg_status
@@ -94,4 +97,14 @@ policy_webhook_delay(long failures, unsigned rnd, long retry_after,
 		delay = 1;
 	retry_after = policy_retry_after(retry_after);
 	return retry_after > delay ? retry_after : delay;
+}
+
+unsigned
+policy_jitter(void)
+{
+	unsigned short	r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned short)getpid();
+	return r;
 }

@@ -29,6 +29,9 @@ enum msg_status	 policy_http(long code);
  */
 long		 policy_backoff(long attempt, unsigned rnd);
 
+/* A random value for the jitter of a backoff (getrandom, else the pid). */
+unsigned	 policy_jitter(void);
+
 /*
  * A provider's Retry-After in seconds (0 or less: none given), bounded
  * to a day.  0 when there is none.

@@ -30,7 +30,6 @@ struct job {
 	CURL			*easy;		/* NULL: finished in start() */
 	struct curl_slist	*headers;
 	struct curl_slist	*rcpts;
-	curl_mime		*mime;
 	char			*body;		/* request body, if any */
 	size_t			 bodylen;	/* its length, when read by */
 	size_t			 bodyoff;	/* curl from bodyoff on (smtp) */

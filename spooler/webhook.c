@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,16 +125,6 @@ webhooks_dirty(const struct webhooks *w)
 	return w->dirty && w->nhooks < w->cap;
 }
 
-static unsigned
-jitter(void)
-{
-	unsigned short	r = 0;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (unsigned short)getpid();
-	return r;
-}
-
 /* Keep an event for the operator in events-failed/, with why. */
 static void
 give_up(struct webhooks *w, const char *name, json_t *ev, const char *why)
@@ -161,7 +150,7 @@ retry(struct webhooks *w, const char *name, json_t *ev, const char *why,
 	long	delay;
 	time_t	now = time(NULL);
 
-	delay = policy_webhook_delay((long)event_attempts(ev) + 1, jitter(),
+	delay = policy_webhook_delay((long)event_attempts(ev) + 1, policy_jitter(),
 	    retry_after, w->schedule, w->nschedule);
 	if (delay == -1) {
 		give_up(w, name, ev, why);
