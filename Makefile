@@ -112,7 +112,7 @@ $(LIBA): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJS)
 
-$(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h
+$(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) \
 	    $(if $(filter $*,$(MAGIC_PROGS)),,$(CGI_STATIC)) -o $@ $< \

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 #include "mime.h"
 #include "mimetype.h"
 #include "problem.h"
@@ -97,7 +98,7 @@ upload(struct ctx *ctx)
 	return deprecated(response_json(201, reply));
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_attachments = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_EMAIL,
@@ -106,4 +107,4 @@ static const struct endpoint endpoint = {
 	.handler = upload,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_attachments)

@@ -23,6 +23,7 @@
 #include "batch.h"
 #include "blob.h"
 #include "cgi.h"
+#include "endpoints.h"
 #include "mimetype.h"
 #include "mime.h"
 #include "problem.h"
@@ -689,7 +690,7 @@ messages(const json_t *body)
 	    json_array_size(json_object_get(body, "recipients"));
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_email_deliver = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_EMAIL,
@@ -699,4 +700,4 @@ static const struct endpoint endpoint = {
 	.messages = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_email_deliver)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 #include "event.h"
 #include "log.h"
 #include "problem.h"
@@ -210,7 +211,7 @@ messages(struct ctx *ctx)
 	return r;
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_messages = {
 	.method = "GET, DELETE",
 	.needs_key = 1,
 	.scope = 0,
@@ -219,4 +220,4 @@ static const struct endpoint endpoint = {
 	.handler = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_messages)

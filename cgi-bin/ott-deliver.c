@@ -11,6 +11,7 @@
 
 #include "batch.h"
 #include "cgi.h"
+#include "endpoints.h"
 #include "channel.h"
 #include "problem.h"
 #include "spool.h"
@@ -221,7 +222,7 @@ messages(const json_t *body)
 	return json_array_size(json_object_get(body, "payload"));
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_ott_deliver = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_OTT,
@@ -231,4 +232,4 @@ static const struct endpoint endpoint = {
 	.messages = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_ott_deliver)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 
 static struct response *
 ping(struct ctx *ctx)
@@ -12,9 +13,9 @@ ping(struct ctx *ctx)
 	return response_new(200, "text/plain; charset=utf-8", "pong", 4);
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_ping = {
 	.method = "GET",
 	.handler = ping,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_ping)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 #include "log.h"
 #include "problem.h"
 #include "receipt.h"
@@ -416,7 +417,7 @@ receipts(struct ctx *ctx)
 	return r;
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_receipts = {
 	.method = "POST, GET",
 	.needs_key = 0,
 	.scope = 0,
@@ -425,4 +426,4 @@ static const struct endpoint endpoint = {
 	.handler = receipts,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_receipts)

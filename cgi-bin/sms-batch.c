@@ -8,6 +8,7 @@
 
 #include "batch.h"
 #include "cgi.h"
+#include "endpoints.h"
 #include "problem.h"
 #include "sms.h"
 
@@ -87,7 +88,7 @@ messages(const json_t *body)
 	return json_array_size(json_object_get(body, "messages"));
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_sms_batch = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_SMS,
@@ -97,4 +98,4 @@ static const struct endpoint endpoint = {
 	.messages = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_sms_batch)

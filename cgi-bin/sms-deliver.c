@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 #include "problem.h"
 #include "sms.h"
 
@@ -50,7 +51,7 @@ messages(const json_t *body)
 	return 1;
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_sms_deliver = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_SMS,
@@ -60,4 +61,4 @@ static const struct endpoint endpoint = {
 	.messages = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_sms_deliver)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "endpoints.h"
 #include "problem.h"
 #include "tmpl.h"
 
@@ -19,10 +20,10 @@ templates(struct ctx *ctx)
 	return response_json(200, list);
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_templates = {
 	.method = "GET",
 	.needs_key = 1,
 	.handler = templates,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_templates)

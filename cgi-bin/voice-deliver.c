@@ -12,6 +12,7 @@
 
 #include "batch.h"
 #include "cgi.h"
+#include "endpoints.h"
 #include "problem.h"
 #include "spool.h"
 #include "valid.h"
@@ -230,7 +231,7 @@ messages(const json_t *body)
 	return json_is_array(r) ? json_array_size(r) : 1;
 }
 
-static const struct endpoint endpoint = {
+const struct endpoint ep_voice_deliver = {
 	.method = "POST",
 	.needs_key = 1,
 	.scope = SCOPE_VOICE,
@@ -240,4 +241,4 @@ static const struct endpoint endpoint = {
 	.messages = messages,
 };
 
-CGI_MAIN(endpoint)
+CGI_MAIN(ep_voice_deliver)

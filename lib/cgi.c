@@ -23,8 +23,6 @@
 #include "spool.h"
 #include "util.h"
 
-/* A CGI that has not answered in this time is killed (SIGALRM). */
-#define CGI_TIMEOUT	60
 /* Larger unread bodies are left to the server: not worth the time. */
 #define CGI_DRAIN_MAX	(64 * 1024 * 1024)
 
@@ -65,8 +63,31 @@ cgi_request_init(struct request *req, char *const *envp)
 	}
 }
 
+/* cgi_io over a pair of file descriptors: the CGI's stdin and stdout. */
+struct fds {
+	int	in;
+	int	out;
+};
+
+static ssize_t
+fd_read(void *arg, char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while ((n = read(((struct fds *)arg)->in, buf, len)) == -1 &&
+	    errno == EINTR)
+		continue;
+	return n;
+}
+
+static int
+fd_write(void *arg, const char *buf, size_t len)
+{
+	return util_write_all(((struct fds *)arg)->out, buf, len);
+}
+
 int
-cgi_request_read(struct request *req, int fd)
+cgi_request_read_io(struct request *req, const struct cgi_io *io)
 {
 	ssize_t	n;
 	size_t	len = 0;
@@ -78,9 +99,8 @@ cgi_request_read(struct request *req, int fd)
 		return -1;
 	/* Exactly CONTENT_LENGTH bytes; whatever follows is not ours. */
 	while (len < req->content_length) {
-		n = read(fd, req->body + len, req->content_length - len);
-		if (n == -1 && errno == EINTR)
-			continue;
+		n = io->read(io->arg, req->body + len,
+		    req->content_length - len);
 		if (n <= 0)
 			return -1;
 		len += (size_t)n;
@@ -91,8 +111,18 @@ cgi_request_read(struct request *req, int fd)
 	return 0;
 }
 
+int
+cgi_request_read(struct request *req, int fd)
+{
+	struct fds	fds = { fd, -1 };
+	struct cgi_io	io = { fd_read, fd_write, NULL, &fds };
+
+	return cgi_request_read_io(req, &io);
+}
+
 void
-cgi_request_drain(struct request *req, int fd, size_t max)
+cgi_request_drain_io(struct request *req, const struct cgi_io *io,
+    size_t max)
 {
 	char	buf[65536];
 	size_t	left;
@@ -102,14 +132,20 @@ cgi_request_drain(struct request *req, int fd, size_t max)
 		return;
 	req->consumed = 1;
 	for (left = req->content_length; left > 0; left -= (size_t)n) {
-		n = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
-		if (n == -1 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
+		n = io->read(io->arg, buf, left < sizeof(buf) ? left :
+		    sizeof(buf));
 		if (n <= 0)
 			return;
 	}
+}
+
+void
+cgi_request_drain(struct request *req, int fd, size_t max)
+{
+	struct fds	fds = { fd, -1 };
+	struct cgi_io	io = { fd_read, fd_write, NULL, &fds };
+
+	cgi_request_drain_io(req, &io, max);
 }
 
 void
@@ -280,10 +316,12 @@ rate_check(const struct endpoint *ep, struct ctx *ctx, struct rate *rate,
 }
 
 static struct response *
-dispatch(const struct endpoint *ep, struct request *req, int infd)
+dispatch(const struct endpoint *ep, struct request *req,
+    const struct cgi_io *io)
 {
 	struct response	*r = NULL;
-	struct config	*cfg = NULL;
+	struct config	*own = NULL;
+	const struct config *cfg;
 	struct limits	 limits;
 	struct client	 client;
 	struct ctx	 ctx;
@@ -305,7 +343,13 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 	/* The health check answers even when the config is broken. */
 	if (!ep->needs_key && ep->limit == LIMIT_NONE && !ep->needs_spool)
 		return ep->handler(&ctx);
-	cfg = config_load(config_default_path(req->envp), err, sizeof(err));
+	/* A persistent process's config is its own (cgi_io). */
+	if (io->config != NULL)
+		cfg = io->config(io->arg, config_default_path(req->envp),
+		    err, sizeof(err));
+	else
+		cfg = own = config_load(config_default_path(req->envp), err,
+		    sizeof(err));
 	if (cfg == NULL || config_limits(cfg, &limits, err, sizeof(err))) {
 		log_err("config: %s", err);
 		r = response_error(500, "the service is misconfigured");
@@ -332,7 +376,7 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 			    CGI_RAW_MAX));
 			goto done;
 		}
-		if (cgi_request_read(req, infd) == -1) {
+		if (cgi_request_read_io(req, io) == -1) {
 			r = problem_response(problem_new(400, "invalid-body",
 			    "the body is shorter than its Content-Length"));
 			goto done;
@@ -358,7 +402,7 @@ dispatch(const struct endpoint *ep, struct request *req, int infd)
 			    "Content-Type must be application/json"));
 			goto done;
 		}
-		if (cgi_request_read(req, infd) == -1) {
+		if (cgi_request_read_io(req, io) == -1) {
 			r = problem_response(problem_new(400, "invalid-body",
 			    "the body is shorter than its Content-Length"));
 			goto done;
@@ -395,34 +439,49 @@ done:
 	spool_free(ctx.spool);
 	free(ctx.templates);
 	free(root);
-	config_free(cfg);
+	config_free(own);
 	return r;
+}
+
+int
+cgi_serve(const struct endpoint *ep, char *const *envp,
+    const struct cgi_io *io)
+{
+	struct request	 req;
+	struct response	*r;
+	char		*out;
+	size_t		 len;
+	int		 rc;
+
+	cgi_request_init(&req, envp);
+	if ((r = dispatch(ep, &req, io)) == NULL)
+		r = response_error(500, "out of memory");
+	/* An early answer: take the body off the server's hands first. */
+	cgi_request_drain_io(&req, io, CGI_DRAIN_MAX);
+	cgi_request_free(&req);
+	if (r == NULL)
+		return 1;
+	if ((rc = response_render(r, &out, &len)) == 0) {
+		rc = io->write(io->arg, out, len);
+		free(out);
+	}
+	if (r->status >= 500)
+		log_err("%s: %d", req.method, r->status);
+	response_free(r);
+	return rc == 0 ? 0 : 1;
 }
 
 int
 cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 {
-	struct request	 req;
-	struct response	*r;
+	struct fds	 fds = { infd, outfd };
+	struct cgi_io	 io = { fd_read, fd_write, NULL, &fds };
 	size_t		 seed = 0;
-	int		 rc;
 
 	alarm(CGI_TIMEOUT);
 	/* Seed jansson's hashes (against collisions) without opening a file. */
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) &&
 	    seed != 0)
 		json_object_seed(seed);
-	cgi_request_init(&req, envp);
-	if ((r = dispatch(ep, &req, infd)) == NULL)
-		r = response_error(500, "out of memory");
-	/* An early answer: take the body off the server's hands first. */
-	cgi_request_drain(&req, infd, CGI_DRAIN_MAX);
-	cgi_request_free(&req);
-	if (r == NULL)
-		return 1;
-	rc = response_write(r, outfd);
-	if (r->status >= 500)
-		log_err("%s: %d", req.method, r->status);
-	response_free(r);
-	return rc == 0 ? 0 : 1;
+	return cgi_serve(ep, envp, &io);
 }

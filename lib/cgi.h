@@ -8,6 +8,7 @@
 #define CGI_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "config.h"
@@ -15,6 +16,12 @@
 #include "keys.h"
 
 struct spool;
+
+/*
+ * A request that has not been answered in this time is killed (SIGALRM):
+ * the CGI, or the msgspool-fcgi worker, which is replaced.
+ */
+#define CGI_TIMEOUT	60
 
 /* A body taken as it is (a provider's receipt): at most this. */
 #define CGI_RAW_MAX	(64 * 1024)
@@ -71,6 +78,27 @@ struct endpoint {
 	size_t		 (*messages)(const json_t *body);
 };
 
+/*
+ * Where a request's body comes from and its response goes: the CGI's
+ * stdin and stdout (cgi_run), or a FastCGI request's streams
+ * (msgspool-fcgi).  arg is passed to every callback.
+ */
+struct cgi_io {
+	/* Like read(2): bytes read, 0 at the end of the body, -1. */
+	ssize_t		 (*read)(void *arg, char *buf, size_t len);
+	/* Write all len bytes: 0, or -1. */
+	int		 (*write)(void *arg, const char *buf, size_t len);
+	/*
+	 * The config at path, owned by the caller and valid for the whole
+	 * request (a persistent process's cache: read once, re-read when
+	 * the file changes); NULL with a reason in err.  A NULL callback:
+	 * the request loads the config for itself.
+	 */
+	const struct config *(*config)(void *arg, const char *path,
+			    char *err, size_t errlen);
+	void		*arg;
+};
+
 /* The value of name in a NULL-terminated environment, or NULL. */
 const char	*cgi_env(char *const *envp, const char *name);
 
@@ -88,6 +116,7 @@ void		 cgi_request_init(struct request *, char *const *envp);
  * NUL-terminated for convenience; body_len counts the bytes.
  */
 int		 cgi_request_read(struct request *, int fd);
+int		 cgi_request_read_io(struct request *, const struct cgi_io *);
 
 void		 cgi_request_free(struct request *);
 
@@ -98,6 +127,8 @@ void		 cgi_request_free(struct request *);
  * (401, 413, 415).  Bounded in time by the CGI's alarm.
  */
 void		 cgi_request_drain(struct request *, int fd, size_t max);
+void		 cgi_request_drain_io(struct request *, const struct cgi_io *,
+		    size_t max);
 
 /* Whether a Content-Type is application/json, parameters allowed. */
 int		 cgi_is_json(const char *content_type);
@@ -112,7 +143,21 @@ int		 cgi_is_json(const char *content_type);
 int		 cgi_run(const struct endpoint *, char *const *envp,
 		    int infd, int outfd);
 
-/* The main() of a program that serves endpoint e on stdin and stdout. */
+/*
+ * The same request over io: what cgi_run does once the process is set
+ * up (its alarm armed, jansson seeded).  0 when a response was written.
+ */
+int		 cgi_serve(const struct endpoint *, char *const *envp,
+		    const struct cgi_io *io);
+
+/*
+ * The main() of a program that serves endpoint e on stdin and stdout.
+ * Compiled into msgspool-fcgi (MSGSPOOL_FCGI), a program is its
+ * endpoint alone.
+ */
+#ifdef MSGSPOOL_FCGI
+#define CGI_MAIN(e)
+#else
 #define CGI_MAIN(e)							\
 int									\
 main(int argc, char *argv[], char *envp[])				\
@@ -121,5 +166,6 @@ main(int argc, char *argv[], char *envp[])				\
 	(void)argv;							\
 	return cgi_run(&(e), envp, STDIN_FILENO, STDOUT_FILENO);	\
 }
+#endif
 
 #endif

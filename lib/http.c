@@ -118,12 +118,13 @@ response_header(struct response *r, const char *name, const char *value)
 }
 
 int
-response_write(const struct response *r, int fd)
+response_render(const struct response *r, char **out, size_t *len)
 {
 	char	*head = NULL, *next;
-	size_t	 i;
-	int	 rc;
+	size_t	 i, hlen;
 
+	*out = NULL;
+	*len = 0;
 	if (asprintf(&head, "Status: %d %s\r\nContent-Type: %s\r\n"
 	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
 	    r->content_type, r->body_len) == -1)
@@ -137,14 +138,30 @@ response_write(const struct response *r, int fd)
 		free(head);
 		head = next;
 	}
-	if (asprintf(&next, "%s\r\n", head) == -1) {
+	hlen = strlen(head);
+	if ((next = realloc(head, hlen + 2 + r->body_len + 1)) == NULL) {
 		free(head);
 		return -1;
 	}
-	free(head);
-	rc = util_write_all(fd, next, strlen(next));
-	free(next);
-	if (rc == 0)
-		rc = util_write_all(fd, r->body, r->body_len);
+	memcpy(next + hlen, "\r\n", 2);
+	if (r->body_len > 0)
+		memcpy(next + hlen + 2, r->body, r->body_len);
+	next[hlen + 2 + r->body_len] = '\0';
+	*out = next;
+	*len = hlen + 2 + r->body_len;
+	return 0;
+}
+
+int
+response_write(const struct response *r, int fd)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (response_render(r, &buf, &len) == -1)
+		return -1;
+	rc = util_write_all(fd, buf, len);
+	free(buf);
 	return rc;
 }

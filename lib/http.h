@@ -43,4 +43,11 @@ int		 response_header(struct response *, const char *name,
 /* The CGI response: "Status:", headers, blank line, body. 0 or -1. */
 int		 response_write(const struct response *, int fd);
 
+/*
+ * The same bytes in one malloc'd buffer (*out, *len; the caller frees),
+ * for a writer other than a file descriptor.  0, or -1 out of memory.
+ */
+int		 response_render(const struct response *, char **out,
+		    size_t *len);
+
 #endif

@@ -94,6 +94,7 @@ $(FUZZ_PROGS:%=$(FUZZ_O)fuzz-request-%): $(FUZZ_O)fuzz-request-%: \
     tests/fuzz/fuzz_request.c cgi-bin/%.c $(FUZZ_O)message.o $(FUZZ_DEPS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I. -Ispooler \
 	    -DCGI_SOURCE='"cgi-bin/$*.c"' -DCGI_PROGRAM='"$*"' \
+	    -DCGI_ENDPOINT=ep_$(subst -,_,$*) \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(MAGIC_LIBS) \
 	    $(GMIME_LIBS)

@@ -684,7 +684,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* cgi_run sets alarm(); libFuzzer's -timeout needs its timer. */
 	getitimer(ITIMER_REAL, &timer);
-	rc = cgi_run(&endpoint, r.envp, in, out);
+	rc = cgi_run(&CGI_ENDPOINT, r.envp, in, out);
 	setitimer(ITIMER_REAL, &timer, NULL);
 	if (rc != 0)
 		fuzz_fail("cgi_run returned %d", rc);

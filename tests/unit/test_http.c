@@ -133,10 +133,37 @@ test_json_null_value(void **state)
 	assert_null(response_json(200, NULL));
 }
 
+/* response_render: the bytes response_write writes, in one buffer. */
+static void
+test_response_render(void **state)
+{
+	struct response	*r;
+	char		*w, *out;
+	size_t		 wlen, len;
+
+	(void)state;
+	r = response_new(201, "application/json", "{\"a\":\"\0\"}", 10);
+	assert_non_null(r);
+	assert_int_equal(response_header(r, "Location", "/messages/X"), 0);
+	w = written(r, &wlen);
+	assert_int_equal(response_render(r, &out, &len), 0);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(out, w, len);
+	assert_int_equal(out[len], '\0');
+	assert_non_null(strstr(out, "Status: 201 Created\r\n"));
+	assert_non_null(strstr(out, "Location: /messages/X\r\n\r\n"));
+	/* The body's NUL byte is kept: the length is the body's. */
+	assert_memory_equal(out + len - 10, "{\"a\":\"\0\"}", 10);
+	free(out);
+	free(w);
+	response_free(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_response_render),
 		cmocka_unit_test(test_http_reason),
 		cmocka_unit_test(test_json_response_bytes),
 		cmocka_unit_test(test_binary_body),
