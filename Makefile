@@ -48,7 +48,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate valid tmpl sms buf mime util blob
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate valid tmpl sms buf mime util blob netfs
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -237,7 +237,7 @@ install: all
 	@# client's cancel (setgid, group-writable); it reads sent/; outbox/
 	@# is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads blobs receipts events rates; do \
+	for d in tmp new deferred uploads blobs receipts events rates claims; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done

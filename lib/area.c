@@ -16,6 +16,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "netfs.h"
 #include "spool.h"
 #include "spool_impl.h"
 #include "util.h"
@@ -230,14 +231,17 @@ spool_area_scan(struct spool *s, const char *area,
 int
 spool_index_put(struct spool *s, const char *key, const char *id)
 {
-	char	tmp[160];
+	char	tmp[160 + NETFS_HOST_MAX], host[NETFS_HOST_MAX + 1];
 	int	afd, fd, rc = -1;
 
 	if (strchr(key, '/') != NULL || key[0] == '.' || strlen(key) > 128)
 		return -1;
 	if ((afd = spool_area(s, "index", 1)) == -1)
 		return -1;
-	snprintf(tmp, sizeof(tmp), ".%s.%ld", key, (long)getpid());
+	/* Unique across the hosts sharing a spool; not a dot file, which
+	 * pruning leaves alone (NFS's own .nfsXXXX). */
+	snprintf(tmp, sizeof(tmp), "%s.%s.%ld.tmp", key,
+	    netfs_hostname(host, sizeof(host)), (long)getpid());
 	if ((fd = openat(afd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 	    O_CLOEXEC, SPOOL_FILE_MODE)) != -1) {
 		if (util_write_all(fd, id, strlen(id)) == 0 && close(fd) == 0 &&

@@ -15,6 +15,7 @@
 #include "blob.h"
 #include "log.h"
 #include "mime.h"
+#include "netfs.h"
 #include "util.h"
 
 #define BLOB_NAME_MAX	(SPOOL_ID_LEN + 8)	/* "ID.N" */
@@ -88,8 +89,8 @@ enum msg_status
 blob_store(struct spool *s, const struct blob_data *v, size_t n,
     const char *const *ids, size_t nids)
 {
-	char	 tmp[SPOOL_NAME_MAX + 32], name[BLOB_NAME_MAX];
-	char	 rnd[SPOOL_ID_LEN + 1];
+	char	 tmp[SPOOL_NAME_MAX + NETFS_HOST_MAX + 32], name[BLOB_NAME_MAX];
+	char	 rnd[SPOOL_ID_LEN + 1], host[NETFS_HOST_MAX + 1];
 	size_t	 i, k;
 	int	 dfd, tfd, fd = -1, e;
 
@@ -108,8 +109,10 @@ blob_store(struct spool *s, const struct blob_data *v, size_t n,
 			e = EAGAIN;
 			goto fail;
 		}
-		/* In tmp/ like every spool write: stale ones are pruned. */
-		snprintf(tmp, sizeof(tmp), "%s.blob.%ld", rnd, (long)getpid());
+		/* In tmp/ like every spool write: stale ones are pruned.
+		 * Host and pid: unique across the hosts of one spool. */
+		snprintf(tmp, sizeof(tmp), "%s.blob.%s.%ld", rnd,
+		    netfs_hostname(host, sizeof(host)), (long)getpid());
 		if ((fd = openat(tfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
 		    O_CLOEXEC, SPOOL_FILE_MODE)) == -1) {
 			e = errno;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "netfs.h"
 #include "spool.h"
 #include "spool_impl.h"
 #include "util.h"
@@ -41,7 +42,7 @@ spool_errno_status(int e)
 
 /* A file being written: its temporary name and descriptor. */
 struct pending {
-	char	tmp[SPOOL_NAME_MAX + 48];
+	char	tmp[SPOOL_NAME_MAX + SPOOL_ID_LEN + NETFS_HOST_MAX + 32];
 	char	name[SPOOL_NAME_MAX];
 	int	fd;
 	int	dirfd;
@@ -57,14 +58,18 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 {
 	struct timespec	 times[2];
 	char		 id[SPOOL_ID_LEN + 1], *text;
+	char		 host[NETFS_HOST_MAX + 1];
 	int		 e;
 
 	p->fd = -1;
 	if (ulid_new(id) == -1)
 		return MSG_TEMPFAIL;
-	/* Unique even when a file is rewritten in place. */
-	snprintf(p->tmp, sizeof(p->tmp), "%s.%s.%ld", p->name, id,
-	    (long)getpid());
+	/*
+	 * Unique even when a file is rewritten in place, and across the
+	 * hosts that share a spool: their host name and pid, as maildir's.
+	 */
+	snprintf(p->tmp, sizeof(p->tmp), "%s.%s.%s.%ld", p->name, id,
+	    netfs_hostname(host, sizeof(host)), (long)getpid());
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
 	p->fd = openat(spool_statefd(s, SPOOL_TMP), p->tmp,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "netfs.h"
 #include "valid.h"
 #include "spool.h"
 #include "spool_impl.h"
@@ -332,6 +334,148 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 	return -1;
 }
 
+/*
+ * doc_open for a claim: for writing when it may be, since an flock on
+ * NFS is a lock on the server that needs a file open for writing, and
+ * the heartbeat (spool_claim_renew) writes it.  Read-only where the
+ * file is another user's: a local lock needs no more.
+ */
+static int
+claim_open(struct spool *s, enum spool_dir d, const char *name, char *err,
+    size_t errlen)
+{
+	struct stat	st;
+	int		fd;
+
+	if (strchr(name, '/') == NULL && name[0] != '.' &&
+	    (fd = openat(spool_statefd(s, d), name, O_RDWR | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) != -1) {
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			return fd;
+		}
+		close(fd);
+	}
+	return doc_open(s, d, name, err, errlen);
+}
+
+#define CLAIMS_AREA	"claims"
+
+/*
+ * Name the owner of a claim (host, pid, since) in claims/NAME: so a
+ * restarted daemon knows its own, and an operator whose they are.  Not
+ * synced: it informs, the lock decides.
+ */
+static void
+owner_put(struct spool *s, const char *name)
+{
+	char	host[NETFS_HOST_MAX + 1], text[128];
+	int	afd, fd, n;
+
+	if ((afd = spool_area(s, CLAIMS_AREA, 1)) == -1)
+		return;
+	n = snprintf(text, sizeof(text), "{\"host\": \"%s\", \"pid\": %ld, "
+	    "\"since\": %lld}\n", netfs_hostname(host, sizeof(host)),
+	    (long)getpid(), (long long)time(NULL));
+	if ((fd = openat(afd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, SPOOL_FILE_MODE)) != -1) {
+		if (util_write_all(fd, text, (size_t)n) == -1)
+			log_warn("spool: claims/%s: %s", name, strerror(errno));
+		close(fd);
+	}
+	close(afd);
+}
+
+int
+spool_claim_owner(struct spool *s, const char *name, char *host,
+    size_t hostlen, long *pid)
+{
+	json_t	*o;
+	int	 afd, fd;
+
+	*pid = 0;
+	util_seterr(host, hostlen, "?");
+	if (strchr(name, '/') != NULL || name[0] == '.' ||
+	    (afd = spool_area(s, CLAIMS_AREA, 0)) == -1)
+		return -1;
+	fd = util_open_regular(afd, name, 1);
+	close(afd);
+	if (fd == -1)
+		return -1;
+	o = json_loadfd(fd, 0, NULL);
+	close(fd);
+	if (!json_is_string(json_object_get(o, "host")) ||
+	    !json_is_integer(json_object_get(o, "pid"))) {
+		json_decref(o);
+		return -1;
+	}
+	util_seterr(host, hostlen, "%s", json_string_value(json_object_get(o,
+	    "host")));
+	*pid = (long)json_integer_value(json_object_get(o, "pid"));
+	json_decref(o);
+	return 0;
+}
+
+void
+spool_release(struct spool *s, const char *name, int fd)
+{
+	char	host[NETFS_HOST_MAX + 1], mine[NETFS_HOST_MAX + 1];
+	long	pid;
+	int	afd;
+
+	/* Only our own record: another may hold it since. */
+	if (spool_claim_owner(s, name, host, sizeof(host), &pid) == 0 &&
+	    pid == (long)getpid() && strcmp(host, netfs_hostname(mine,
+	    sizeof(mine))) == 0 && (afd = spool_area(s, CLAIMS_AREA, 0)) !=
+	    -1) {
+		unlinkat(afd, name, 0);
+		close(afd);
+	}
+	if (fd != -1)
+		close(fd);
+}
+
+int
+spool_claim_renew(int fd)
+{
+	char	c;
+
+	/* The same byte back where it was: the document is unchanged. */
+	if (pread(fd, &c, 1, 0) != 1)
+		return -1;
+	if (pwrite(fd, &c, 1, 0) != 1)
+		return -1;
+	return fsync(fd);
+}
+
+/* Drop owner records of claims gone from cur/ for a minute. */
+static void
+owners_prune(struct spool *s)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	struct stat	 st;
+	time_t		 old = time(NULL) - 60;
+	int		 afd, fd;
+
+	if ((afd = spool_area(s, CLAIMS_AREA, 0)) == -1)
+		return;
+	if ((fd = dup(afd)) == -1 || (dir = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		close(afd);
+		return;
+	}
+	while ((de = readdir(dir)) != NULL)
+		if (ulid_prefix(de->d_name) && fstatat(afd, de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime < old &&
+		    fstatat(spool_statefd(s, SPOOL_CUR), de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT)
+			unlinkat(afd, de->d_name, 0);
+	closedir(dir);
+	close(afd);
+}
+
 int
 spool_take(struct spool *s, enum spool_dir from, const char *name,
     json_t **doc, char *err, size_t errlen)
@@ -340,7 +484,7 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 	int		 fd, dup_fd, e;
 
 	*doc = NULL;
-	if ((fd = doc_open(s, from, name, err, errlen)) == -1) {
+	if ((fd = claim_open(s, from, name, err, errlen)) == -1) {
 		if ((e = errno) == EINVAL)
 			set_aside(s, from, name, err);
 		errno = e;
@@ -372,6 +516,7 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 		errno = EAGAIN;
 		return -1;
 	}
+	owner_put(s, name);
 	if ((dup_fd = dup(fd)) == -1) {
 		util_seterr(err, errlen, "%s: %s", name, strerror(errno));
 		return fd;
@@ -439,27 +584,36 @@ spool_recover(struct spool *s)
 	DIR		*dir;
 	struct dirent	*de;
 	enum spool_dir	 to;
-	char		 why[512];
+	char		 why[512], host[NETFS_HOST_MAX + 1];
+	char		 mine[NETFS_HOST_MAX + 1];
 	time_t		 due;
 	size_t		 n = 0;
+	long		 pid;
 	int		 fd;
 
+	netfs_hostname(mine, sizeof(mine));
 	if ((dir = open_state(s, SPOOL_CUR)) == NULL)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
 		if (!ulid_prefix(de->d_name))
 			continue;
-		if ((fd = doc_open(s, SPOOL_CUR, de->d_name, why,
+		if ((fd = claim_open(s, SPOOL_CUR, de->d_name, why,
 		    sizeof(why))) == -1) {
 			if (errno == EINVAL)
 				set_aside(s, SPOOL_CUR, de->d_name, why);
 			continue;
 		}
-		/* No lock held: its daemon is gone.  Clocks play no part. */
+		/*
+		 * No lock held: its daemon is gone (on NFS, or its host's
+		 * lease ended).  Clocks play no part.
+		 */
 		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 			close(fd);
 			continue;
 		}
+		if (spool_claim_owner(s, de->d_name, host, sizeof(host),
+		    &pid) == -1)
+			pid = 0;
 		/* Its outcome was recorded, only the unlink was lost. */
 		if (recorded(s, de->d_name))
 			unlinkat(spool_statefd(s, SPOOL_CUR), de->d_name, 0);
@@ -472,13 +626,16 @@ spool_recover(struct spool *s)
 			    de->d_name, (long long)due);
 		else if (to == SPOOL_NEW && renameat(spool_statefd(s, SPOOL_CUR),
 		    de->d_name, spool_statefd(s, SPOOL_NEW), de->d_name) == 0) {
-			log_warn("recovered %s: its claim outlived its daemon",
-			    de->d_name);
+			log_warn("recovered %s: its claim outlived its daemon "
+			    "(%s[%ld]%s)", de->d_name, pid ? host : "?", pid,
+			    pid && strcmp(host, mine) == 0 ? ", this host" :
+			    "");
 			n++;
 		}
 		close(fd);
 	}
 	closedir(dir);
+	owners_prune(s);
 	if (n > 0)
 		fsync(spool_statefd(s, SPOOL_NEW));
 	return n;
@@ -530,8 +687,8 @@ spool_prune(struct spool *s, enum spool_dir d, time_t before)
 	if ((dir = open_state(s, d)) == NULL)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
-		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+		/* ., .. and NFS's .nfsXXXX (a file deleted while open). */
+		if (de->d_name[0] == '.')
 			continue;
 		if (fstatat(spool_statefd(s, d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)
 		    == -1 || !S_ISREG(st.st_mode) || st.st_mtime >= before)

@@ -200,6 +200,25 @@ int		 spool_take(struct spool *, enum spool_dir from,
 		    const char *name, json_t **doc, char *err, size_t errlen);
 
 /*
+ * A claim names its owner in SPOOL/claims/NAME ({"host", "pid",
+ * "since"}): the host (netfs_hostname) and pid that hold it.  0 with
+ * them filled, or -1 when none is recorded.
+ */
+int		 spool_claim_owner(struct spool *, const char *name,
+		    char *host, size_t hostlen, long *pid);
+
+/*
+ * Prove a claim is still held (msgspool-spool(5), Several hosts, one
+ * spool): write the locked file's first byte back in place and fsync.
+ * -1 with errno set (EIO on NFS once the server gave the lock away):
+ * the claim is lost.  May block as long as the filesystem does.
+ */
+int		 spool_claim_renew(int fd);
+
+/* End a claim: its owner record removed (when ours), fd closed. */
+void		 spool_release(struct spool *, const char *name, int fd);
+
+/*
  * Return to new/ every claim in cur/ whose lock is free: its daemon
  * died.  Returns how many.
  */

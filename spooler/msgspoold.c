@@ -32,6 +32,7 @@
 #include "config.h"
 #include "event.h"
 #include "log.h"
+#include "netfs.h"
 #include "policy.h"
 #include "rate.h"
 #include "receipt.h"
@@ -43,6 +44,10 @@
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
 #define RESCAN_EVERY	5	/* fallback scan of new/ without inotify */
+#define NETFS_RESCAN_EVERY 1	/* on a network filesystem (inotify sees
+				   only this host's files): within 2 s */
+#define NETFS_RECOVER_EVERY 5	/* another host's dead claims come back
+				   when its lease ends: look often */
 #define PRUNE_EVERY	3600
 #define TMP_MAX_AGE	(36 * 3600)
 #define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
@@ -76,6 +81,7 @@ struct daemon {
 	int		 wd_new, wd_deferred;
 	size_t		 inflight;
 	int		 once;
+	int		 netfs;		/* the spool is shared with other hosts */
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
@@ -760,11 +766,13 @@ chores(struct daemon *d, time_t now)
 	if (now >= d->next_recover) {
 		if (spool_recover(d->spool) > 0)
 			d->new_dirty = 1;
-		d->next_recover = now + RECOVER_EVERY;
+		d->next_recover = now + (d->netfs ? NETFS_RECOVER_EVERY :
+		    RECOVER_EVERY);
 	}
 	if (now >= d->next_rescan) {
 		d->new_dirty = 1;
-		d->next_rescan = now + RESCAN_EVERY;
+		d->next_rescan = now + (d->netfs ? NETFS_RESCAN_EVERY :
+		    RESCAN_EVERY);
 	}
 	if (now >= d->next_prune) {
 		if ((n = spool_prune(d->spool, SPOOL_TMP, now - TMP_MAX_AGE)))
@@ -860,6 +868,7 @@ main(int argc, char *argv[], char *envp[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct daemon		 d;
+	struct netfs_mount	 mnt;
 	struct sigaction	 sa;
 	char			 path[4096];
 	time_t			 now;
@@ -914,7 +923,20 @@ main(int argc, char *argv[], char *envp[])
 		curl_multi_cleanup(d.multi);
 		return 1;
 	}
-	if (spool_writable(d.spool, path, sizeof(path)) == -1) {
+	/*
+	 * Several hosts, one spool: only on a mount that keeps it safe
+	 * (msgspool-spool(5)).  A table that cannot be read is no refusal.
+	 */
+	if ((ch = netfs_check(spool_root(d.spool), &mnt, path,
+	    sizeof(path))) == -1 && !mnt.nfs)
+		log_warn("spool: its filesystem is unknown: %s", path);
+	else if (mnt.network)
+		log_info("spool: on %s %s at %s, shared with other hosts: "
+		    "new/ rescanned every %d s", mnt.fstype, mnt.source,
+		    mnt.point, NETFS_RESCAN_EVERY);
+	d.netfs = mnt.network;
+	if ((ch == -1 && mnt.nfs) ||
+	    spool_writable(d.spool, path, sizeof(path)) == -1) {
 		log_err("spool: %s; not starting", path);
 		webhooks_free(d.wh);
 		routes_free(&d);
