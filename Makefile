@@ -48,7 +48,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate valid tmpl sms buf mime util blob netfs
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate idem valid tmpl sms buf mime util blob netfs
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -154,6 +154,23 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
 
+# A test build of two routes with fault points (FAULT, lib/util.h) in
+# the modules of the durable write: the kill-and-retry test of
+# Idempotency-Key (tests/blackbox/test_idempotency.py) runs them.
+FAULT_MODS	 = util commit idem
+FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch
+.SECONDARY: $(FAULT_MODS:%=$(O)tests/fault/%.o)
+
+$(O)tests/fault/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DMSGSPOOL_FAULTS -c -o $@ $<
+
+$(O)tests/fault/%: cgi-bin/%.c $(FAULT_MODS:%=$(O)tests/fault/%.o) \
+    $(LIBA) lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
+	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE)
+
 # The spooler's rules, tested on their own (no curl).
 $(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \
     spooler/policy.h lib/msgspool.h
@@ -177,7 +194,7 @@ check: deps-test
 	@$(MAKE) --no-print-directory check-build
 	@O='$(O)' PYTHON='$(PYTHON)' tests/run-all.sh $(UNIT_TESTS)
 
-check-build: build $(UNIT_TESTS)
+check-build: build $(UNIT_TESTS) $(FAULT_BINS)
 
 # The fuzz targets are sanitized builds already: here they only replay
 # their regressions (make check fuzzes them briefly).
@@ -233,11 +250,12 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
 	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
-	@# blobs/, rates/ (each client's rate), and cur/ and failed/ for a
-	@# client's cancel (setgid, group-writable); it reads sent/; outbox/
-	@# is the daemon's alone.
+	@# blobs/, rates/ (each client's rate), idempotency/ (keys), and
+	@# cur/ and failed/ for a client's cancel (setgid, group-writable);
+	@# it reads sent/; outbox/ is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads blobs receipts events rates claims; do \
+	for d in tmp new deferred uploads blobs receipts events rates \
+	    idempotency claims; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done

@@ -16,6 +16,7 @@
 
 #include "cgi.h"
 #include "channel.h"
+#include "idem.h"
 #include "keys.h"
 #include "log.h"
 #include "problem.h"
@@ -275,13 +276,11 @@ rate_reply(struct response *r, const struct rate *rate)
  * (the count cannot be kept) to answer.
  */
 static struct response *
-rate_check(const struct endpoint *ep, struct ctx *ctx, struct rate *rate,
-    int *limited)
+rate_check(size_t n, struct ctx *ctx, struct rate *rate, int *limited)
 {
 	struct response	*r;
 	const char	*spec;
 	char		 section[16 + CLIENT_ID_MAX], secs[24];
-	size_t		 n;
 	int		 rc;
 
 	*limited = 0;
@@ -294,7 +293,6 @@ rate_check(const struct endpoint *ep, struct ctx *ctx, struct rate *rate,
 		return response_error(500, "the service is misconfigured");
 	}
 	*limited = 1;
-	n = ep->messages(ctx->body);
 	if ((rc = rate_take(ctx->spool, ctx->client->id, rate, n,
 	    time(NULL))) == 1)
 		return NULL;
@@ -315,6 +313,44 @@ rate_check(const struct endpoint *ep, struct ctx *ctx, struct rate *rate,
 	return r;
 }
 
+/*
+ * The request's Idempotency-Key (conf/openapi.yaml): none, NULL with
+ * *idem NULL; else NULL with the key held in *idem, or the response to
+ * give now (the kept reply, 400, 409, 422, 503).
+ */
+static struct response *
+idem_check(const struct request *req, struct ctx *ctx, struct idem **idem)
+{
+	struct response	*r;
+	const char	*v, *uri;
+	char		 key[IDEM_KEY_MAX + 1], route[256];
+	long		 ttl;
+
+	*idem = NULL;
+	if ((v = cgi_env(req->envp, "HTTP_IDEMPOTENCY_KEY")) == NULL)
+		return NULL;
+	if (idem_key_parse(v, key) == -1)
+		return problem_response(problem_new(400,
+		    "invalid-idempotency-key", "Idempotency-Key must be 1 to "
+		    "%d printable ASCII characters, plain or as a quoted "
+		    "string", IDEM_KEY_MAX));
+	if (config_seconds(ctx->cfg, NULL, "idempotency-ttl", IDEM_TTL,
+	    &ttl) == -1 || ttl <= 0) {
+		log_err("config: idempotency-ttl: not a duration");
+		return response_error(500, "the service is misconfigured");
+	}
+	/* The route is part of the request: the path, not the query. */
+	if ((uri = cgi_env(req->envp, "REQUEST_URI")) == NULL &&
+	    (uri = cgi_env(req->envp, "SCRIPT_NAME")) == NULL)
+		uri = "";
+	snprintf(route, sizeof(route), "%.*s", (int)strcspn(uri, "?"), uri);
+	r = idem_begin(ctx->spool, ctx->client->id, key, route, req->body,
+	    req->body_len, ttl, time(NULL), idem);
+	if (r == NULL && *idem == NULL)
+		r = response_error(500, "out of memory");
+	return r;
+}
+
 static struct response *
 dispatch(const struct endpoint *ep, struct request *req,
     const struct cgi_io *io)
@@ -327,6 +363,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	struct ctx	 ctx;
 	struct problem	*p;
 	struct rate	 rate;
+	struct idem	*idem = NULL;
 	char		 err[512], *root = NULL;
 	size_t		 limit;
 	int		 limited = 0;
@@ -409,8 +446,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 		}
 		if ((r = parse_body(req, &ctx.body)) != NULL)
 			goto done;
-		/* Handlers see the parsed body; the raw one can go now. */
-		cgi_request_free(req);
+		/* The raw body stays for the Idempotency-Key's digest. */
 	}
 	if ((ctx.templates = config_path(cfg, NULL, "templates",
 	    "templates")) == NULL) {
@@ -427,14 +463,27 @@ dispatch(const struct endpoint *ep, struct request *req,
 			goto done;
 		}
 	}
+	/* A key: the kept reply, 409 or 422, or on with the key held. */
+	if (ep->messages != NULL && ctx.client != NULL &&
+	    (r = idem_check(req, &ctx, &idem)) != NULL) {
+		if (rate_check(0, &ctx, &rate, &limited) == NULL && limited)
+			rate_reply(r, &rate);
+		goto done;
+	}
+	/* Handlers see the parsed body; the raw one can go now. */
+	if (ctx.body != NULL)
+		cgi_request_free(req);
 	/* The client's rate (msgspool.conf(5)): before anything is queued. */
-	if (ep->messages != NULL && ctx.client != NULL && (r = rate_check(ep,
-	    &ctx, &rate, &limited)) != NULL)
+	if (ep->messages != NULL && ctx.client != NULL && (r = rate_check(
+	    ep->messages(ctx.body), &ctx, &rate, &limited)) != NULL)
 		goto done;
 	r = ep->handler(&ctx);
 	if (limited && r != NULL)
 		rate_reply(r, &rate);
 done:
+	if (idem != NULL)
+		r = idem_finish(idem, r);
+	idem_free(idem);
 	json_decref(ctx.body);
 	spool_free(ctx.spool);
 	free(ctx.templates);

@@ -149,10 +149,13 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 			p[j].mtime = mtimes[i + j];
 			st[i + j] = p[j].dirfd == -1 ? MSG_TEMPFAIL :
 			    write_tmp(s, docs[i + j], &p[j]);
+			FAULT("commit: written");
 		}
 		for (j = 0; j < chunk; j++)
-			if (st[i + j] == MSG_OK)
+			if (st[i + j] == MSG_OK) {
 				st[i + j] = finish_tmp(s, &p[j]);
+				FAULT("commit: synced and renamed");
+			}
 	}
 	/* The renames are durable once their directories are. */
 	for (i = 0; i < n; i++) {
@@ -164,6 +167,7 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 		if (k < (size_t)nsynced)
 			continue;
 		d = dirfds[i];
+		FAULT("commit: before a directory sync");
 		if (fsync(d) == -1) {
 			e = errno;
 			log_err("spool: fsync of the directory of %s: %s",
@@ -178,6 +182,111 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 		if (nsynced < (int)(sizeof(synced) / sizeof(synced[0])))
 			synced[nsynced++] = d;
 	}
+}
+
+#define HELD_SUFFIX	".held"
+
+/* Whether an item of a commit is a new message to hold. */
+static int
+held(const struct spool *s, const struct spool_item *it)
+{
+	return s->hold != NULL && it->from == SPOOL__MAX &&
+	    (it->dir == SPOOL_NEW || it->dir == SPOOL_DEFERRED);
+}
+
+void
+spool_hold(struct spool *s, struct spool_hold *hold)
+{
+	s->hold = hold;
+}
+
+int
+spool_hold_add(struct spool_hold *h, enum spool_dir dir, const char *name)
+{
+	struct spool_held	*v;
+	size_t			 cap;
+
+	if ((dir != SPOOL_NEW && dir != SPOOL_DEFERRED) ||
+	    strlen(name) + strlen(HELD_SUFFIX) >= SPOOL_NAME_MAX ||
+	    strchr(name, '/') != NULL || !ulid_prefix(name))
+		return -1;
+	if (h->n == h->cap) {
+		cap = h->cap ? h->cap * 2 : 16;
+		if ((v = reallocarray(h->v, cap, sizeof(*v))) == NULL)
+			return -1;
+		h->v = v;
+		h->cap = cap;
+	}
+	h->v[h->n].dir = dir;
+	snprintf(h->v[h->n].name, sizeof(h->v[h->n].name), "%s", name);
+	h->n++;
+	return 0;
+}
+
+int
+spool_hold_publish(struct spool *s, const struct spool_hold *h)
+{
+	char	tmp[SPOOL_NAME_MAX + sizeof(HELD_SUFFIX)];
+	int	tfd, d, e = 0, used[SPOOL__MAX] = { 0 };
+	size_t	i;
+
+	if (h->n == 0)
+		return 0;
+	if ((tfd = spool_statefd(s, SPOOL_TMP)) == -1)
+		return -1;
+	for (i = 0; i < h->n; i++) {
+		if ((d = spool_statefd(s, h->v[i].dir)) == -1) {
+			e = errno;
+			continue;
+		}
+		snprintf(tmp, sizeof(tmp), "%s%s", h->v[i].name, HELD_SUFFIX);
+		/* Gone: published before (a retry completing a request). */
+		if (renameat(tfd, tmp, d, h->v[i].name) == -1 &&
+		    errno != ENOENT) {
+			e = errno;
+			log_err("spool: %s/tmp/%s: %s", s->root, tmp,
+			    strerror(e));
+			continue;
+		}
+		used[h->v[i].dir] = 1;
+		FAULT("hold: published one");
+	}
+	for (d = 0; d < SPOOL__MAX; d++)
+		if (used[d] && fsync(spool_statefd(s, d)) == -1) {
+			e = errno;
+			log_err("spool: fsync of %s/%s: %s", s->root,
+			    spool_dirnames[d], strerror(e));
+		}
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+void
+spool_hold_discard(struct spool *s, const struct spool_hold *h)
+{
+	char	tmp[SPOOL_NAME_MAX + sizeof(HELD_SUFFIX)];
+	int	tfd;
+	size_t	i;
+
+	if ((tfd = spool_statefd(s, SPOOL_TMP)) == -1)
+		return;
+	for (i = 0; i < h->n; i++) {
+		snprintf(tmp, sizeof(tmp), "%s%s", h->v[i].name, HELD_SUFFIX);
+		unlinkat(tfd, tmp, 0);
+	}
+}
+
+void
+spool_hold_free(struct spool_hold *h)
+{
+	if (h == NULL)
+		return;
+	free(h->v);
+	h->v = NULL;
+	h->n = h->cap = 0;
 }
 
 size_t
@@ -223,12 +332,34 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 		dirfds[i] = spool_statefd(s, items[i].dir);
 		mtimes[i] = items[i].dir == SPOOL_DEFERRED ?
 		    msgdoc_due(items[i].doc) : 0;
+		/* Held: written as tmp/NAME.held, published later. */
+		if (held(s, &items[i])) {
+			if (names[i] != idnames[i])
+				snprintf(idnames[i], sizeof(idnames[i]), "%s",
+				    names[i]);
+			snprintf(idnames[i] + strlen(idnames[i]),
+			    sizeof(idnames[i]) - strlen(idnames[i]), "%s",
+			    HELD_SUFFIX);
+			names[i] = idnames[i];
+			dirfds[i] = spool_statefd(s, SPOOL_TMP);
+		}
 	}
 	spool_commit_files(s, docs, dirfds, names, mtimes, st, n);
 	for (i = 0; i < n; i++) {
 		items[i].status = dirfds[i] == -1 ? MSG_PERMFAIL : st[i];
 		if (items[i].status != MSG_OK)
 			continue;
+		if (held(s, &items[i])) {
+			idnames[i][strlen(idnames[i]) -
+			    strlen(HELD_SUFFIX)] = '\0';
+			if (spool_hold_add(s->hold, items[i].dir,
+			    idnames[i]) == -1) {
+				strcat(idnames[i], HELD_SUFFIX);
+				unlinkat(dirfds[i], idnames[i], 0);
+				items[i].status = MSG_TEMPFAIL;
+				continue;
+			}
+		}
 		ok++;
 		if (items[i].from != SPOOL__MAX && items[i].from != items[i].dir)
 			unlinkat(spool_statefd(s, items[i].from), names[i], 0);

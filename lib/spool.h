@@ -126,6 +126,45 @@ enum msg_status	 spool_batch_status(const struct spool_batch *, size_t i);
 
 void		 spool_batch_free(struct spool_batch *);
 
+/*
+ * Holding a request's messages (msgspool-spool(5), Idempotency): while a
+ * hold is set, spool_commit and spool_enqueue write each new message
+ * durably into tmp/ as NAME.held (data and tmp/ synced) and report it
+ * queued, but do not publish it: spool_hold_publish renames every held
+ * file into its state and syncs those directories, after the caller has
+ * durably recorded what it holds.  A held file never published is
+ * removed with tmp/'s other leftovers.
+ */
+struct spool_held {
+	enum spool_dir	 dir;			/* SPOOL_NEW or SPOOL_DEFERRED */
+	char		 name[SPOOL_NAME_MAX];	/* "ID.json" */
+};
+
+struct spool_hold {
+	struct spool_held	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* Start (hold non-NULL) or stop (NULL) holding the enqueues of s. */
+void		 spool_hold(struct spool *, struct spool_hold *hold);
+
+/* Add an entry (when rebuilding a hold from a record).  0, or -1. */
+int		 spool_hold_add(struct spool_hold *, enum spool_dir dir,
+		    const char *name);
+
+/*
+ * Publish: rename each held file into its state (one already renamed,
+ * so gone from tmp/, is skipped) and sync each state once.  Idempotent.
+ * 0, or -1 with errno set (the files not yet renamed stay held).
+ */
+int		 spool_hold_publish(struct spool *, const struct spool_hold *);
+
+/* Remove the held files that were not published. */
+void		 spool_hold_discard(struct spool *, const struct spool_hold *);
+
+void		 spool_hold_free(struct spool_hold *);
+
 /* rename from/name to to/name.  0, or -1 with errno set. */
 int		 spool_move(struct spool *, enum spool_dir from,
 		    enum spool_dir to, const char *name);

@@ -16,6 +16,7 @@ struct spool {
 	char	*root;
 	int	 rootfd;
 	int	 fds[SPOOL__MAX];	/* opened on first use: spool_statefd */
+	struct spool_hold *hold;	/* spool_hold: enqueues held in tmp/ */
 };
 
 /* "tmp", "new", ...: the states' directory names. */

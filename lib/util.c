@@ -3,7 +3,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,3 +66,17 @@ util_open_regular(int dirfd, const char *name, int nofollow)
 		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
 }
+
+#ifdef MSGSPOOL_FAULTS
+void
+util_fault(const char *where)
+{
+	static long	 passed;	/* a test build's one global */
+	const char	*n = getenv("MSGSPOOL_FAULT");
+
+	if (n == NULL || ++passed != atol(n))
+		return;
+	fprintf(stderr, "fault %ld: %s\n", passed, where);
+	raise(SIGKILL);
+}
+#endif

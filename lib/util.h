@@ -28,4 +28,17 @@ int	util_write_all(int fd, const void *buf, size_t len);
  */
 int	util_open_regular(int dirfd, const char *name, int nofollow);
 
+/*
+ * Fault points, in a test build only (-DMSGSPOOL_FAULTS; make check
+ * builds one): the process kills itself (SIGKILL) at the Nth point it
+ * passes, N from the environment's MSGSPOOL_FAULT, after naming the
+ * point on stderr.  Elsewhere FAULT is nothing.
+ */
+#ifdef MSGSPOOL_FAULTS
+void	util_fault(const char *where);
+#define FAULT(where)	util_fault(where)
+#else
+#define FAULT(where)	((void)0)
+#endif
+
 #endif

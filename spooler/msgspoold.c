@@ -31,6 +31,7 @@
 #include "channel.h"
 #include "config.h"
 #include "event.h"
+#include "idem.h"
 #include "log.h"
 #include "netfs.h"
 #include "policy.h"
@@ -72,6 +73,7 @@ struct daemon {
 	size_t		 nroutes;
 	long		 max_age;
 	long		 retention;
+	long		 idem_ttl;	/* idempotency-ttl */
 	size_t		 concurrency;
 	size_t		 route_cap;
 	struct webhooks	*wh;		/* events to clients */
@@ -243,7 +245,7 @@ load_config(struct daemon *d)
 	struct spool	*spool;
 	struct limits	 lim;
 	char		 err[512], *root;
-	long		 max_age, retention;
+	long		 max_age, retention, idem_ttl;
 	size_t		 conc;
 
 	if ((cfg = config_load(d->config_path, err, sizeof(err))) == NULL ||
@@ -255,9 +257,10 @@ load_config(struct daemon *d)
 	if (config_seconds(cfg, NULL, "max-age", 86400, &max_age) == -1 ||
 	    config_seconds(cfg, NULL, "retention", 7 * 86400, &retention) ==
 	    -1 || config_size(cfg, NULL, "concurrency", 16, &conc) == -1 ||
-	    conc < 1 || conc > 1024) {
-		log_err("config: max-age, retention or concurrency (1 to "
-		    "1024) is not valid");
+	    conc < 1 || conc > 1024 || config_seconds(cfg, NULL,
+	    "idempotency-ttl", IDEM_TTL, &idem_ttl) == -1 || idem_ttl <= 0) {
+		log_err("config: max-age, retention, idempotency-ttl or "
+		    "concurrency (1 to 1024) is not valid");
 		config_free(cfg);
 		return -1;
 	}
@@ -282,6 +285,7 @@ load_config(struct daemon *d)
 	d->spool = spool;
 	d->max_age = max_age;
 	d->retention = retention;
+	d->idem_ttl = idem_ttl;
 	d->concurrency = conc;
 	d->route_cap = conc > 1 ? conc * 3 / 4 : 1;
 	/* Webhooks: a quarter more, never taken from messages. */
@@ -775,8 +779,12 @@ chores(struct daemon *d, time_t now)
 		    RESCAN_EVERY);
 	}
 	if (now >= d->next_prune) {
-		if ((n = spool_prune(d->spool, SPOOL_TMP, now - TMP_MAX_AGE)))
+		/* Never a request's held messages while its key lives. */
+		if ((n = spool_prune(d->spool, SPOOL_TMP, now - (TMP_MAX_AGE >
+		    d->idem_ttl + 3600 ? TMP_MAX_AGE : d->idem_ttl + 3600))))
 			log_info("removed %zu stale files from tmp/", n);
+		if ((n = idem_prune(d->spool, now - d->idem_ttl)))
+			log_info("removed %zu expired idempotency keys", n);
 		if ((n = spool_prune(d->spool, SPOOL_SENT,
 		    now - d->retention)))
 			log_info("pruned %zu sent messages", n);

@@ -58,8 +58,9 @@ NO_KEY = {("GET", "/ping"), ("POST", "/receipts/{provider}"),
 PIPELINE_POST = {"400", "401", "403", "405", "411", "413", "415", "500",
                  "503"}
 # The send routes also take the client's rate (msgspool.conf(5), [client.ID]
-# rate): 429 over it.  Not the upload, which queues no message.
-SEND_POST = PIPELINE_POST | {"429"}
+# rate): 429 over it; and an Idempotency-Key: 409 while its first request
+# runs, 422 for another body.  Not the upload, which queues no message.
+SEND_POST = PIPELINE_POST | {"409", "422", "429"}
 SEND_ROUTES = {("POST", "/ott/v1/deliver"), ("POST", "/sms/v1/deliver"),
                ("POST", "/sms/v1/deliver/batch"),
                ("POST", "/voice/v1/deliver"), ("POST", "/deliver"),
@@ -252,9 +253,18 @@ def test_documented_headers(method, path):
             for name in ("RateLimit-Policy", "RateLimit"):
                 assert header(status, name).get("required") is not True, \
                     (status, name)
-        elif status != "429":
+            assert header(status, "Idempotent-Replay")["schema"][
+                "const"] == "true", (method, path, status)
+        elif status not in ("409", "422", "429"):
             assert not {"RateLimit-Policy", "RateLimit"} & set(hdrs), \
                 (method, path, status)
+    # Idempotency-Key: on the send routes alone; 409 says when to retry.
+    params = [p.get("$ref", "") for p in op(method, path).get(
+        "parameters", [])]
+    assert ("#/components/parameters/IdempotencyKey" in params) == \
+        ((method, path) in SEND_ROUTES)
+    if "409" in responses and (method, path) in SEND_ROUTES:
+        assert header(409, "Retry-After")["schema"]["const"] == 1
     if path == "/email/v1/attachments":
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True
