@@ -63,6 +63,12 @@ SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
 		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o
 DAEMON		 = $(O)spooler/msgspoold
+# msgspool-fcgi: the programs' endpoints compiled in (-DMSGSPOOL_FCGI),
+# linked dynamically with libfcgi; the CGI programs never link it.
+FCGI		 = $(O)fcgi/msgspool-fcgi
+FCGI_EP_OBJS	 = $(CGI_PROGS:%=$(O)fcgi/ep-%.o)
+FCGI_OBJS	 = $(O)fcgi/fcgi.o $(FCGI_EP_OBJS)
+FCGI_LIBS	 = -lfcgi
 CLI		 = $(O)spooler/msgspool
 BOUNCE		 = $(O)spooler/msgspool-bounce
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
@@ -70,14 +76,16 @@ UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 # The email builder, on GMime: the daemon's alone, with its own test.
 SPOOLER_OBJS	+= $(O)spooler/message.o
 UNIT_TESTS	+= $(O)tests/unit/test_message
+UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
-		   libcurl4-openssl-dev libmagic-dev libgmime-3.0-dev
+		   libcurl4-openssl-dev libmagic-dev libgmime-3.0-dev \
+		   libfcgi-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-requests python3-aiosmtpd python3-yaml \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
-		   busybox postfix
+		   busybox postfix spawn-fcgi
 DEB_BENCH	 = wrk kannel
 
 .PHONY: all build deps deps-test deps-bench check check-build run install \
@@ -87,7 +95,7 @@ DEB_BENCH	 = wrk kannel
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI) $(BOUNCE)
+build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI) $(BOUNCE) $(FCGI)
 
 deps:
 	@tests/deps.sh $(DEB_BUILD)
@@ -117,6 +125,18 @@ $(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h cgi-bin/endpoints.h
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) \
 	    $(if $(filter $*,$(MAGIC_PROGS)),,$(CGI_STATIC)) -o $@ $< \
 	    $(LIBA) $(LIBS_BASE) $(if $(filter $*,$(MAGIC_PROGS)),$(MAGIC_LIBS))
+
+$(O)fcgi/ep-%.o: cgi-bin/%.c lib/*.h cgi-bin/endpoints.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DMSGSPOOL_FCGI -c -o $@ $<
+
+$(O)fcgi/%.o: fcgi/%.c fcgi/fcgi.h lib/*.h cgi-bin/endpoints.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Icgi-bin -c -o $@ $<
+
+$(FCGI): $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA) \
+	    $(LIBS_BASE) $(MAGIC_LIBS) $(FCGI_LIBS)
 
 $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
@@ -188,6 +208,15 @@ $(O)tests/unit/test_message: tests/unit/test_message.c \
 	    $(O)spooler/message.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(GMIME_LIBS)
 
+# msgspool-fcgi's routing, environment and config cache, with the
+# endpoints it serves.
+$(O)tests/unit/test_fcgi: tests/unit/test_fcgi.c $(O)tests/unit/testutil.o \
+    $(FCGI_OBJS) $(LIBA) lib/*.h fcgi/fcgi.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ifcgi -Icgi-bin \
+	    $(LDFLAGS) -o $@ $< $(O)tests/unit/testutil.o $(FCGI_OBJS) \
+	    $(LIBA) $(LIBS_BASE) $(MAGIC_LIBS) $(CMOCKA_LIBS)
+
 # make check: every unit test, the man page and OpenAPI lints, then the
 # black-box suite under each web server (MSGSPOOL_SERVERS= to choose).
 check: deps-test
@@ -230,15 +259,21 @@ install: all
 	    $(DESTDIR)$(SYSCONFDIR)/msgspool/templates
 	install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/msgspool/secrets
 	install -m 0755 $(CGI_BINS) $(DESTDIR)$(CGIDIR)/
-	install -m 0755 $(DAEMON) $(BOUNCE) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(DAEMON) $(BOUNCE) $(FCGI) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 $(WEB_CONFS) conf/keys $(wildcard conf/openapi.yaml) \
 	    conf/postfix-bounce.cf \
 	    $(DESTDIR)$(SHAREDIR)/
 	$(SUBST) conf/msgspoold.service.in >$(DESTDIR)$(SHAREDIR)/msgspoold.service
 	$(SUBST) conf/msgspool.cron.in >$(DESTDIR)$(SHAREDIR)/msgspool.cron
+	$(SUBST) conf/msgspool-fcgi.socket.in \
+	    >$(DESTDIR)$(SHAREDIR)/msgspool-fcgi.socket
+	$(SUBST) conf/msgspool-fcgi.service.in \
+	    >$(DESTDIR)$(SHAREDIR)/msgspool-fcgi.service
 	chmod 0644 $(DESTDIR)$(SHAREDIR)/msgspoold.service \
-	    $(DESTDIR)$(SHAREDIR)/msgspool.cron
+	    $(DESTDIR)$(SHAREDIR)/msgspool.cron \
+	    $(DESTDIR)$(SHAREDIR)/msgspool-fcgi.socket \
+	    $(DESTDIR)$(SHAREDIR)/msgspool-fcgi.service
 	rm -rf $(DESTDIR)$(SHAREDIR)/templates
 	cp -R templates $(DESTDIR)$(SHAREDIR)/templates
 	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
@@ -279,7 +314,8 @@ install: all
 uninstall:
 	rm -f $(CGI_PROGS:%=$(DESTDIR)$(CGIDIR)/%) \
 	    $(DESTDIR)$(PREFIX)/sbin/msgspoold \
-	    $(DESTDIR)$(PREFIX)/sbin/msgspool-bounce $(DESTDIR)$(PREFIX)/bin/msgspool
+	    $(DESTDIR)$(PREFIX)/sbin/msgspool-bounce \
+	    $(DESTDIR)$(PREFIX)/sbin/msgspool-fcgi $(DESTDIR)$(PREFIX)/bin/msgspool
 	rm -f $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
 	    $(MAN8:man/%=$(DESTDIR)$(PREFIX)/share/man/man8/%)
 	rm -rf $(DESTDIR)$(SHAREDIR)
@@ -299,6 +335,7 @@ bench/noop bench/cgitime: bench/%: bench/%.c
 
 clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
+	    fcgi/*.o $(FCGI) \
 	    $(UNIT_TESTS) tests/unit/testutil.o
 	rm -f bench/noop bench/cgitime
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__

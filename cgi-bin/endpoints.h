@@ -9,7 +9,8 @@
 #include "cgi.h"
 
 extern const struct endpoint ep_attachments;	/* /email/v1/attachments */
-extern const struct endpoint ep_email_deliver;	/* /deliver, /email/v1/deliver */
+/* /deliver and /email/v1/deliver */
+extern const struct endpoint ep_email_deliver;
 extern const struct endpoint ep_messages;	/* /messages/{id} */
 extern const struct endpoint ep_ott_deliver;	/* /ott/v1/deliver */
 extern const struct endpoint ep_ping;		/* /ping */

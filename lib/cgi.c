@@ -116,7 +116,8 @@ int
 cgi_request_read(struct request *req, int fd)
 {
 	struct fds	fds = { fd, -1 };
-	struct cgi_io	io = { fd_read, fd_write, NULL, &fds };
+	struct cgi_io	io = { .read = fd_read, .write = fd_write,
+			    .arg = &fds };
 
 	return cgi_request_read_io(req, &io);
 }
@@ -144,7 +145,8 @@ void
 cgi_request_drain(struct request *req, int fd, size_t max)
 {
 	struct fds	fds = { fd, -1 };
-	struct cgi_io	io = { fd_read, fd_write, NULL, &fds };
+	struct cgi_io	io = { .read = fd_read, .write = fd_write,
+			    .arg = &fds };
 
 	cgi_request_drain_io(req, &io, max);
 }
@@ -202,7 +204,12 @@ authenticate(const struct endpoint *ep, const struct request *req,
 		return unauthorized("the X-API-KEY header is missing");
 	if ((keys = config_path(cfg, NULL, "keys", "keys")) == NULL)
 		return response_error(500, "out of memory");
-	kr = keys_lookup(keys, req->api_key, strlen(req->api_key), client);
+	if (req->io != NULL && req->io->keys != NULL)
+		kr = req->io->keys(req->io->arg, keys, req->api_key,
+		    strlen(req->api_key), client);
+	else
+		kr = keys_lookup(keys, req->api_key, strlen(req->api_key),
+		    client);
 	free(keys);
 	switch (kr) {
 	case KEYS_OK:
@@ -503,6 +510,7 @@ cgi_serve(const struct endpoint *ep, char *const *envp,
 	int		 rc;
 
 	cgi_request_init(&req, envp);
+	req.io = io;
 	if ((r = dispatch(ep, &req, io)) == NULL)
 		r = response_error(500, "out of memory");
 	/* An early answer: take the body off the server's hands first. */
@@ -524,7 +532,8 @@ int
 cgi_run(const struct endpoint *ep, char *const *envp, int infd, int outfd)
 {
 	struct fds	 fds = { infd, outfd };
-	struct cgi_io	 io = { fd_read, fd_write, NULL, &fds };
+	struct cgi_io	 io = { .read = fd_read, .write = fd_write,
+			    .arg = &fds };
 	size_t		 seed = 0;
 
 	alarm(CGI_TIMEOUT);

@@ -16,6 +16,7 @@
 #include "keys.h"
 
 struct spool;
+struct cgi_io;
 
 /*
  * A request that has not been answered in this time is killed (SIGALRM):
@@ -36,6 +37,7 @@ struct request {
 	char		*body;		/* content_length bytes + NUL */
 	size_t		 body_len;
 	int		 consumed;	/* the body was read (or drained) */
+	const struct cgi_io *io;	/* where it comes from (cgi_serve) */
 };
 
 /*
@@ -96,6 +98,13 @@ struct cgi_io {
 	 */
 	const struct config *(*config)(void *arg, const char *path,
 			    char *err, size_t errlen);
+	/*
+	 * Look a key up in the keys file at path as keys_lookup does, in
+	 * the caller's copy of the file (read once, re-read when it
+	 * changes).  A NULL callback: keys_lookup reads the file.
+	 */
+	enum keys_result (*keys)(void *arg, const char *path, const char *key,
+			    size_t len, struct client *out);
 	void		*arg;
 };
 

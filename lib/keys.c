@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,10 +170,11 @@ keys_open(const char *path)
 	return f;
 }
 
-enum keys_result
-keys_lookup(const char *path, const char *key, size_t len, struct client *out)
+/* The lookup over an open keys file (path for the messages). */
+static enum keys_result
+lookup(FILE *f, const char *path, const char *key, size_t len,
+    struct client *out)
 {
-	FILE		*f;
 	char		 want[KEY_HASH_HEX + 1];
 	char		*line = NULL, *client, *hash, *scopes;
 	size_t		 lineno = 0, cap = 0, l;
@@ -180,13 +182,6 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 	unsigned	 bits;
 	enum keys_result rc = KEYS_UNKNOWN;
 
-	if (key == NULL || len == 0)
-		return KEYS_UNKNOWN;
-	if ((f = keys_open(path)) == NULL) {
-		log_err("keys: %s: %s", path, errno == EINVAL ?
-		    "not a regular file" : strerror(errno));
-		return KEYS_ERROR;
-	}
 	keys_hash_hex(key, len, want);
 	/*
 	 * Every line is compared, so the time taken says nothing.  Lines
@@ -218,6 +213,41 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 		rc = KEYS_ERROR;
 	}
 	free(line);
+	return rc;
+}
+
+enum keys_result
+keys_lookup(const char *path, const char *key, size_t len, struct client *out)
+{
+	FILE		*f;
+	enum keys_result rc;
+
+	if (key == NULL || len == 0)
+		return KEYS_UNKNOWN;
+	if ((f = keys_open(path)) == NULL) {
+		log_err("keys: %s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+		return KEYS_ERROR;
+	}
+	rc = lookup(f, path, key, len, out);
+	fclose(f);
+	return rc;
+}
+
+enum keys_result
+keys_lookup_text(const char *path, const char *text, size_t textlen,
+    const char *key, size_t len, struct client *out)
+{
+	FILE		*f;
+	enum keys_result rc;
+
+	if (key == NULL || len == 0 || textlen == 0)
+		return KEYS_UNKNOWN;
+	if ((f = fmemopen((void *)(uintptr_t)text, textlen, "r")) == NULL) {
+		log_err("keys: %s: %s", path, strerror(errno));
+		return KEYS_ERROR;
+	}
+	rc = lookup(f, path, key, len, out);
 	fclose(f);
 	return rc;
 }

@@ -42,6 +42,14 @@ enum keys_result {
 enum keys_result keys_lookup(const char *path, const char *key, size_t len,
 		    struct client *out);
 
+/*
+ * The same lookup in the keys file's text (textlen bytes, already read:
+ * a persistent process's copy); path names it in the messages.
+ */
+enum keys_result keys_lookup_text(const char *path, const char *text,
+		    size_t textlen, const char *key, size_t len,
+		    struct client *out);
+
 /* Parse "sms,ott" or "*" into SCOPE_* bits.  0, or -1 on a bad name. */
 int		 keys_scopes_parse(const char *s, unsigned *out);
 

@@ -2,12 +2,13 @@
 # run-all.sh UNIT_TEST...: run the unit tests, then the black-box suite
 # (pytest, Debian's python3) over the programs built under $O once per web
 # server, and end with one line counting every test: "N passed, N failed".
-# MSGSPOOL_SERVERS chooses the servers (default: all four); the output of
-# each black-box run is prefixed with its server's name.
+# MSGSPOOL_SERVERS chooses the servers (default: all four running the CGI
+# programs, then lighttpd and nginx in front of msgspool-fcgi); the output
+# of each black-box run is prefixed with its server's name.
 set -u
 O=${O:-}
 PYTHON=${PYTHON:-/usr/bin/python3}
-SERVERS=${MSGSPOOL_SERVERS:-lighttpd nginx apache busybox}
+SERVERS=${MSGSPOOL_SERVERS:-lighttpd nginx apache busybox lighttpd-fcgi nginx-fcgi}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -77,6 +78,7 @@ for server in $SERVERS; do
 	{
 		MSGSPOOL_SERVER=$server MSGSPOOL_CGI_DIR="$top/${O}cgi-bin" \
 		    MSGSPOOL_BIN_DIR="$top/${O}spooler" \
+		    MSGSPOOL_FCGI_DIR="$top/${O}fcgi" \
 		    "$PYTHON" -m pytest -q -p no:cacheprovider \
 		    --junitxml="$tmp/junit.xml" "$top/tests/blackbox" 2>&1
 		echo $? >"$tmp/rc"

@@ -11,13 +11,17 @@ Run from the repository root:
 
 Environment:
     MSGSPOOL_SERVER    the web server: lighttpd (default), nginx (with
-                       fcgiwrap), apache or busybox; each runs with its own
+                       fcgiwrap), apache or busybox running the CGI
+                       programs, or lighttpd-fcgi or nginx-fcgi in front of
+                       msgspool-fcgi (FastCGI mode); each runs with its own
                        config in a temporary directory, made from the
                        shipped one in conf/
     MSGSPOOL_CGI_DIR   directory of the CGI programs (default cgi-bin/,
                        or $O/cgi-bin/ when O is set, e.g. O=build/asan/)
     MSGSPOOL_BIN_DIR   directory holding msgspoold and msgspool
                        (default spooler/, or $O/spooler/)
+    MSGSPOOL_FCGI_DIR  directory holding msgspool-fcgi (default fcgi/, or
+                       $O/fcgi/)
 
 busybox httpd cannot map the routes to programs (see
 conf/busybox-httpd.conf): there each program is served at /cgi-bin/PROGRAM,
@@ -46,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _O = os.environ.get("O", "")
 CGI_DIR = Path(os.environ.get("MSGSPOOL_CGI_DIR") or (ROOT / _O / "cgi-bin"))
 BIN_DIR = Path(os.environ.get("MSGSPOOL_BIN_DIR") or (ROOT / _O / "spooler"))
+FCGI_DIR = Path(os.environ.get("MSGSPOOL_FCGI_DIR") or (ROOT / _O / "fcgi"))
 CONF_DIR = ROOT / "conf"
 LIGHTTPD_CONF = CONF_DIR / "lighttpd.conf"
 
@@ -61,11 +66,18 @@ FCGIWRAP = _which("fcgiwrap", "/usr/sbin/fcgiwrap")
 APACHE = _which("apache2", "/usr/sbin/apache2")
 BUSYBOX = _which("busybox", "/bin/busybox")
 UNSHARE = _which("unshare", "/usr/bin/unshare")
+SPAWN_FCGI = _which("spawn-fcgi", "/usr/bin/spawn-fcgi")
 
 # The web server of this run (MSGSPOOL_SERVER) and the binary it needs.
 SERVERS = {"lighttpd": LIGHTTPD, "nginx": NGINX, "apache": APACHE,
-           "busybox": BUSYBOX}
+           "busybox": BUSYBOX, "lighttpd-fcgi": LIGHTTPD,
+           "nginx-fcgi": NGINX}
 SERVER = (os.environ.get("MSGSPOOL_SERVER") or "lighttpd").strip().lower()
+# The web server in front (what the tests of its own ways look at), and
+# whether msgspool-fcgi serves the routes (FastCGI mode) instead of the
+# CGI programs.
+FASTCGI = SERVER.endswith("-fcgi")
+FRONT = SERVER[:-len("-fcgi")] if FASTCGI else SERVER
 
 # conf/openapi.yaml: route -> CGI program (x-cgi-program).
 ROUTES = {
@@ -427,10 +439,15 @@ class Server:
         "nginx": ("nginx.out", "nginx-error.log", "cgi-stderr.log"),
         "apache": ("apache2.out", "apache2-error.log"),
         "busybox": ("cgi-stderr.log",),
+        # msgspool-fcgi's stderr: lighttpd's own, as lighttpd starts it.
+        "lighttpd-fcgi": ("lighttpd.out", "lighttpd-error.log"),
+        "nginx-fcgi": ("nginx.out", "nginx-error.log", "fcgi-stderr.log"),
     }
     CGI_STDERR = {"lighttpd": "cgi-stderr.log", "nginx": "cgi-stderr.log",
                   "apache": "apache2-error.log",
-                  "busybox": "cgi-stderr.log"}
+                  "busybox": "cgi-stderr.log",
+                  "lighttpd-fcgi": "lighttpd.out",
+                  "nginx-fcgi": "fcgi-stderr.log"}
 
     def __init__(self, inst, rundir, kind=None):
         self.kind = kind or SERVER
@@ -450,8 +467,10 @@ class Server:
     # -- starting and stopping
     def _env(self, port, config=True):
         env = dict(os.environ, MSGSPOOL_CGI_DIR=str(CGI_DIR),
+                   MSGSPOOL_SBIN_DIR=str(FCGI_DIR),
                    MSGSPOOL_PORT=str(port), MSGSPOOL_RUNDIR=str(self.rundir))
         env.pop("MSGSPOOL_CONFIG", None)
+        env.pop("MSGSPOOL_FCGI_WORKERS", None)
         if config:
             env["MSGSPOOL_CONFIG"] = str(self.inst.conf)
         return env
@@ -472,7 +491,8 @@ class Server:
         text = (CONF_DIR / name).read_text()
         for k, v in (("CGI_DIR", CGI_DIR), ("CONFIG", self.inst.conf),
                      ("PORT", port), ("RUNDIR", self.rundir),
-                     ("USER", _user_name())):
+                     ("USER", _user_name()),
+                     ("SOCKET", self.rundir / "msgspool-fcgi.sock")):
             text = text.replace(f"@{k}@", str(v))
         left = re.findall(r"@[A-Z_]+@", text)
         assert not left, f"conf/{name}: unknown placeholders {left}"
@@ -498,6 +518,32 @@ class Server:
                            "cgi-stderr.log")
         deadline = time.monotonic() + START_TIMEOUT
         while not sock.exists() and wrap.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._spawn([NGINX, "-p", f"{self.rundir}/", "-c", conf,
+                     "-e", self.rundir / "nginx-error.log"],
+                    self._env(port, config=False), "nginx.out")
+
+    def _launch_lighttpd_fcgi(self, port):
+        # lighttpd starts msgspool-fcgi (bin-path) and restarts it.
+        self._spawn([LIGHTTPD, "-D", "-f", CONF_DIR / "lighttpd-fcgi.conf"],
+                    self._env(port), "lighttpd.out")
+
+    def _launch_nginx_fcgi(self, port):
+        # As README "CGI or FastCGI" shows for a host without systemd:
+        # spawn-fcgi makes the socket and runs msgspool-fcgi on it (-n:
+        # in the foreground, so that it is ours to stop), its config by
+        # -c; nginx passes no MSGSPOOL_CONFIG.
+        conf = self._render("nginx-fcgi.conf", port)
+        sock = self.rundir / "msgspool-fcgi.sock"
+        if sock.exists() or sock.is_symlink():
+            sock.unlink()
+        fcgi = self._spawn([SPAWN_FCGI, "-n", "-s", sock, "-M", "0600",
+                            "--", FCGI_DIR / "msgspool-fcgi", "-c",
+                            self.inst.conf],
+                           self._env(port, config=False), "fcgi-stderr.log")
+        deadline = time.monotonic() + START_TIMEOUT
+        while not sock.exists() and fcgi.poll() is None and \
                 time.monotonic() < deadline:
             time.sleep(0.02)
         self._spawn([NGINX, "-p", f"{self.rundir}/", "-c", conf,
@@ -537,11 +583,16 @@ class Server:
         if not os.access(binary, os.X_OK):
             pytest.fail(f"{self.kind}: {binary} is not installed "
                         "(make deps-test)")
+        if self.kind.endswith("-fcgi") and \
+                not os.access(FCGI_DIR / "msgspool-fcgi", os.X_OK):
+            pytest.fail(f"{self.kind}: {FCGI_DIR}/msgspool-fcgi is not "
+                        "built (make)")
         last = ""
         for _ in range(START_TRIES):
             hold, port = _reserve_port()
             try:
-                getattr(self, "_launch_" + self.kind)(port)
+                getattr(self, "_launch_" + self.kind.replace("-", "_"))(
+                    port)
                 self.proc = self.procs[-1]
                 why = self._wait_ready(port)
             finally:
@@ -826,6 +877,8 @@ def pytest_report_header(config):
                                   "sms-batch")]
     need += [BIN_DIR / "msgspoold", BIN_DIR / "msgspool"]
     missing = [str(p) for p in need if not os.access(p, os.X_OK)]
+    if FASTCGI:
+        need.append(FCGI_DIR / "msgspool-fcgi")
     lines = [f"msgspool: CGI {CGI_DIR}, bin {BIN_DIR}, "
              f"server {SERVER} {SERVERS.get(SERVER)}"]
     if missing:

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (SERVER, assert_allow, assert_id,
+from conftest import (FRONT, assert_allow, assert_id,
                       assert_nothing_queued, assert_problem,
                       assert_unauthorized)
 from channels_support import (PDF, PNG, TEXT, b64, bad, bad_any, due_now,
@@ -592,7 +592,7 @@ def test_v1_missing_recipients_is_400(srv):
     # /cgi-bin/email-deliver (REQUEST_URI), which names the /deliver one.
     bad(post(srv, {"templateId": "welcome", "from": "a@acme.example"},
              path=V1), 400,
-        "payload" if SERVER == "busybox" else "recipients", srv.inst)
+        "payload" if FRONT == "busybox" else "recipients", srv.inst)
 
 
 def test_v1_recipient_without_to_is_400(srv):

@@ -44,6 +44,7 @@ def test_programs(dest):
         p = dest / ("." + PREFIX) / "lib/msgspool/cgi-bin" / prog
         assert p.is_file() and mode(p) == 0o755, p
     for p in (dest / ("." + PREFIX) / "sbin/msgspoold",
+              dest / ("." + PREFIX) / "sbin/msgspool-fcgi",
               dest / ("." + PREFIX) / "bin/msgspool"):
         assert p.is_file() and mode(p) == 0o755, p
 
@@ -65,12 +66,26 @@ def test_no_cgi_links_libcurl(dest):
         assert "libcurl" not in out, prog
         if prog not in ("email-deliver", "attachments"):
             assert "libmagic" not in out, prog
+        # FastCGI is msgspool-fcgi's alone: a CGI stays one small exec.
+        assert "libfcgi" not in out, prog
+
+
+def test_fcgi_refuses_a_terminal_as_its_socket(dest):
+    # Started by hand, without a socket from a web server, spawn-fcgi or
+    # a socket unit, and without -s: a usage error, not a hang.
+    fcgi = dest / ("." + PREFIX) / "sbin/msgspool-fcgi"
+    r = subprocess.run([str(fcgi)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2, r
+    assert "no FastCGI socket" in r.stderr, r.stderr
 
 
 def test_share(dest):
     share = dest / ("." + PREFIX) / "share/msgspool"
     for name in ("msgspool.conf", "keys", "lighttpd.conf", "msgspoold.service",
-                 "msgspool.cron", "templates/demo/email/welcome.tmpl"):
+                 "msgspool.cron", "templates/demo/email/welcome.tmpl",
+                 "lighttpd-fcgi.conf", "nginx-fcgi.conf",
+                 "msgspool-fcgi.socket", "msgspool-fcgi.service"):
         assert (share / name).is_file(), name
 
 
@@ -82,6 +97,16 @@ def test_service_files_substituted(dest):
     assert "ReadWritePaths=%s" % SPOOL in unit
     assert "ProtectSystem=strict" in unit and "User=msgspool" in unit
     assert not re.search(r"@[A-Z_]+@", unit), "unsubstituted placeholder"
+    sock = (share / "msgspool-fcgi.socket").read_text()
+    assert "ListenStream=/run/msgspool/fcgi.sock" in sock
+    assert "SocketGroup=www-data" in sock and "SocketMode=0660" in sock
+    fcgi = (share / "msgspool-fcgi.service").read_text()
+    assert "ExecStart=%s/sbin/msgspool-fcgi -c %s/msgspool/msgspool.conf" % (
+        PREFIX, SYSCONF) in fcgi
+    assert "StandardInput=socket" in fcgi and "User=www-data" in fcgi
+    assert "ReadWritePaths=%s" % SPOOL in fcgi
+    for text in (sock, fcgi):
+        assert not re.search(r"@[A-Z_]+@", text), "unsubstituted placeholder"
     cron = (share / "msgspool.cron").read_text()
     line = [l for l in cron.splitlines() if l and not l.startswith("#")]
     assert len(line) == 1
@@ -131,6 +156,7 @@ def test_uninstall_keeps_spool_and_config(tmp_path):
     (spool / "new" / "01M8000000000000000000000A.json").write_text("{}")
     make("uninstall", dest=tmp_path)
     assert not (tmp_path / ("." + PREFIX) / "sbin/msgspoold").exists()
+    assert not (tmp_path / ("." + PREFIX) / "sbin/msgspool-fcgi").exists()
     assert not (tmp_path / ("." + PREFIX) / "bin/msgspool").exists()
     assert not (tmp_path / ("." + PREFIX) / "lib/msgspool").exists()
     assert not (tmp_path / ("." + PREFIX) / "share/msgspool").exists()

@@ -4,7 +4,7 @@ import pytest
 
 import json
 
-from conftest import (ACME_TEMPLATES, INTL_NAME, LEGACY_MTIME, SERVER,
+from conftest import (ACME_TEMPLATES, INTL_NAME, LEGACY_MTIME, FRONT,
                       assert_allow, assert_problem, assert_unauthorized,
                       parse_time)
 
@@ -47,7 +47,7 @@ def test_ping_put_is_405(srv):
 
 
 def test_cgi_bin_is_not_served_directly(srv):
-    if SERVER == "busybox":
+    if FRONT == "busybox":
         pytest.skip("busybox httpd runs CGI programs only at /cgi-bin/NAME "
                     "and cannot rewrite the routes to them: /cgi-bin/ping "
                     "is how it serves /ping (conf/busybox-httpd.conf)")

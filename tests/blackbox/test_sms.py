@@ -9,7 +9,7 @@ import pytest
 from conftest import (ABSENT, RECIPIENT, assert_allow, assert_id,
                       assert_nothing_queued, assert_problem,
                       assert_spool_file, assert_unauthorized, in_future,
-                      parse_time, rfc3339, utcnow, SERVER)
+                      parse_time, rfc3339, utcnow, FRONT)
 
 PATH = "/sms/v1/deliver"
 MIB = 1024 * 1024
@@ -188,7 +188,7 @@ def test_past_send_at_is_queued_now(srv):
 ], ids=["truncated", "garbage", "empty", "trailing", "single-quotes"])
 def test_invalid_json_is_400(srv, data):
     r = srv.post_raw(PATH, data)
-    if SERVER == "busybox" and data == b"":
+    if FRONT == "busybox" and data == b"":
         # busybox httpd sets CONTENT_LENGTH only when it is above 0: an
         # empty body looks like no Content-Length at all.
         assert_problem(r, 411)
@@ -430,7 +430,7 @@ def test_no_content_length_is_411(srv):
            "Connection: close\r\n\r\n").encode()
     status, hdrs, body = srv.raw(req)
     assert status == 411
-    if SERVER != "lighttpd":
+    if FRONT != "lighttpd":
         # lighttpd answers 411 itself; the others run the program, which
         # finds no CONTENT_LENGTH (nginx: an empty one) and answers.
         assert hdrs.get("content-type", "").startswith(
@@ -481,7 +481,7 @@ def test_chunked_request_body(srv):
         yield b'"messageBody": "chunked"}'
     r = srv.post_raw(PATH, chunks())
     assert r.request.headers.get("Transfer-Encoding") == "chunked"
-    if SERVER in ("apache", "busybox"):
+    if FRONT in ("apache", "busybox"):
         # Neither sets CONTENT_LENGTH for a chunked body (Apache passes it
         # decoded, busybox still chunked): the program's 411 (conf/openapi.yaml).
         assert_problem(r, 411)

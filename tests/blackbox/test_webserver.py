@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import (RECIPIENT, SERVER, assert_nothing_queued,
+from conftest import (RECIPIENT, FRONT, assert_nothing_queued,
                       assert_problem, assert_unauthorized)
 
 SMS = "/sms/v1/deliver"
@@ -42,7 +42,7 @@ def test_a_body_over_every_limit_is_413(srv):
     # program answers.
     r = srv.post_raw("/email/v1/deliver", b" " * (65 * MIB))
     assert r.status_code == 413
-    if SERVER == "busybox":
+    if FRONT == "busybox":
         assert_problem(r, 413)
     assert_nothing_queued(srv.inst)
 
@@ -53,7 +53,7 @@ def test_x_api_key_spelled_with_underscores(srv):
     # nginx (underscores_in_headers off) and Apache drop such headers.
     r = srv.post_raw(SMS, BODY.encode(), client=None,
                      headers={"X_API_KEY": srv.inst.keys["acme"]})
-    if SERVER in ("lighttpd", "busybox"):
+    if FRONT in ("lighttpd", "busybox"):
         assert r.status_code == 202, r.text
     else:
         assert_unauthorized(r)
@@ -73,7 +73,7 @@ def test_two_x_api_key_headers(srv, order):
     # lighttpd and Apache join them ("a, b": no key matches); nginx passes
     # both and the program takes the first; busybox keeps the last.
     used = {"lighttpd": None, "apache": None, "nginx": keys[0],
-            "busybox": keys[1]}[SERVER]
+            "busybox": keys[1]}[FRONT]
     if used == good:
         assert status == 202, body
     else:

@@ -1194,7 +1194,8 @@ test_serve_io(void **state)
 {
 	const struct fixture	*f = *state;
 	struct memio		 m;
-	struct cgi_io		 io = { mem_read, mem_write, mem_config, &m };
+	struct cgi_io		 io = { .read = mem_read, .write = mem_write,
+				    .config = mem_config, .arg = &m };
 	struct env		 e;
 	struct config		*cfg;
 	struct result		 r;

@@ -132,6 +132,48 @@ test_lookup_ok(void **state)
 	assert_key(f, "key-voice", "voicy", SCOPE_EMAIL | SCOPE_VOICE);
 }
 
+/* keys_lookup_text: the same answers from the file's text in memory. */
+static void
+test_lookup_text(void **state)
+{
+	struct fixture	*f = *state;
+	struct client	 c;
+	char		*text;
+	size_t		 len;
+	const char	*k;
+
+	write_sample(f);
+	assert_non_null(text = tu_read_text(f->keys));
+	len = strlen(text);
+	k = "key-acme";
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(keys_lookup_text(f->keys, text, len, k, strlen(k),
+	    &c), KEYS_OK);
+	assert_string_equal(c.id, "acme");
+	assert_int_equal(c.scopes, SCOPE_SMS | SCOPE_OTT);
+	k = "key-voice";
+	assert_int_equal(keys_lookup_text(f->keys, text, len, k, strlen(k),
+	    &c), KEYS_OK);
+	assert_string_equal(c.id, "voicy");
+	k = "key-old";
+	assert_int_equal(keys_lookup_text(f->keys, text, len, k, strlen(k),
+	    &c), KEYS_DISABLED);
+	assert_string_equal(c.id, "old");
+	k = "key-ghost";
+	assert_int_equal(keys_lookup_text(f->keys, text, len, k, strlen(k),
+	    &c), KEYS_UNKNOWN);
+	assert_int_equal(keys_lookup_text(f->keys, text, len, "", 0, &c),
+	    KEYS_UNKNOWN);
+	/* Only len bytes of the text count: the last line cut off. */
+	k = "key-voice";
+	assert_int_equal(keys_lookup_text(f->keys, text, len - 10, k,
+	    strlen(k), &c), KEYS_UNKNOWN);
+	/* An empty file holds no key. */
+	assert_int_equal(keys_lookup_text(f->keys, "", 0, k, strlen(k), &c),
+	    KEYS_UNKNOWN);
+	free(text);
+}
+
 static void
 test_lookup_uses_len(void **state)
 {
@@ -691,6 +733,7 @@ main(void)
 		T(test_lookup_long_lines),
 		T(test_lookup_fifo),
 		T(test_lookup_flags),
+		T(test_lookup_text),
 		T(test_add_test_key),
 		cmocka_unit_test(test_scopes_parse),
 		cmocka_unit_test(test_client_valid),

@@ -1,0 +1,263 @@
+/*
+ * fcgi.c: the parts of msgspool-fcgi that are functions of their input:
+ * the route of a request's path, the CGI environment a route's program
+ * would get, and the config and keys file read once and re-read when
+ * they change.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "config.h"
+#include "endpoints.h"
+#include "keys.h"
+#include "log.h"
+#include "util.h"
+
+#include "fcgi.h"
+
+/* The exact routes; /messages/{id} and /receipts/{provider} below. */
+static const struct route {
+	const char		*path;
+	const struct endpoint	*ep;
+} routes[] = {
+	{ "/ping",			&ep_ping },
+	{ "/templates",			&ep_templates },
+	{ "/ott/v1/deliver",		&ep_ott_deliver },
+	{ "/sms/v1/deliver",		&ep_sms_deliver },
+	{ "/sms/v1/deliver/batch",	&ep_sms_batch },
+	{ "/voice/v1/deliver",		&ep_voice_deliver },
+	{ "/deliver",			&ep_email_deliver },
+	{ "/email/v1/deliver",		&ep_email_deliver },
+	{ "/email/v1/attachments",	&ep_attachments },
+};
+
+static const struct route prefixes[] = {
+	{ "/messages/",			&ep_messages },
+	{ "/receipts/",			&ep_receipts },
+};
+
+const struct endpoint *
+fcgi_route(const char *uri, const char **path_info)
+{
+	size_t	len, plen, i;
+
+	*path_info = NULL;
+	if (uri == NULL)
+		return NULL;
+	len = strcspn(uri, "?");
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strlen(routes[i].path) == len &&
+		    strncmp(uri, routes[i].path, len) == 0)
+			return routes[i].ep;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		plen = strlen(prefixes[i].path);
+		/* One segment after the prefix, as the servers map it. */
+		if (len > plen && strncmp(uri, prefixes[i].path, plen) == 0 &&
+		    memchr(uri + plen, '/', len - plen) == NULL) {
+			/* "/ID": what the route gives a CGI as PATH_INFO. */
+			*path_info = uri + plen - 1;
+			return prefixes[i].ep;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The config cache: the file is read once and again only when a stat
+ * shows another file or a change (size, mtime, ctime, inode).
+ */
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void
+file_free(struct fcgi_file *f)
+{
+	free(f->path);
+	free(f->text);
+	memset(f, 0, sizeof(*f));
+}
+
+static void
+config_drop(struct fcgi_cache *c)
+{
+	config_free(c->cfg);
+	free(c->path);
+	c->cfg = NULL;
+	c->path = NULL;
+}
+
+void
+fcgi_cache_free(struct fcgi_cache *c)
+{
+	config_drop(c);
+	file_free(&c->keys);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * The text of the regular file at path in f, read again unless a stat
+ * finds it unchanged.  0, or -1 with errno set (EINVAL: not a regular
+ * file) and nothing kept.
+ */
+static int
+file_get(struct fcgi_file *f, const char *path)
+{
+	struct stat	 st;
+	char		*text = NULL, *p;
+	size_t		 len = 0, cap;
+	ssize_t		 n;
+	int		 fd, e;
+
+	if (stat(path, &st) == -1)
+		goto fail;
+	if (f->path != NULL && strcmp(f->path, path) == 0 &&
+	    same_file(&f->st, &st))
+		return 0;
+	file_free(f);
+	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1)
+		goto fail;
+	if (fstat(fd, &st) == -1)
+		goto fail_fd;
+	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+	if ((text = malloc(cap)) == NULL)
+		goto fail_fd;
+	/* To its end, whatever the size said: it may have grown. */
+	for (;;) {
+		if (len == cap) {
+			if ((p = realloc(text, cap * 2)) == NULL)
+				goto fail_fd;
+			text = p;
+			cap *= 2;
+		}
+		if ((n = read(fd, text + len, cap - len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail_fd;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if ((f->path = strdup(path)) == NULL) {
+		free(text);
+		errno = ENOMEM;
+		return -1;
+	}
+	f->text = text;
+	f->len = len;
+	f->st = st;
+	return 0;
+fail_fd:
+	e = errno;
+	close(fd);
+	free(text);
+	errno = e;
+fail:
+	file_free(f);
+	return -1;
+}
+
+enum keys_result
+fcgi_cache_keys(struct fcgi_cache *c, const char *path, const char *key,
+    size_t len, struct client *out)
+{
+	if (key == NULL || len == 0)
+		return KEYS_UNKNOWN;
+	if (file_get(&c->keys, path) == -1) {
+		/* As keys_lookup says it. */
+		log_err("keys: %s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+		return KEYS_ERROR;
+	}
+	return keys_lookup_text(path, c->keys.text, c->keys.len, key, len,
+	    out);
+}
+
+const struct config *
+fcgi_cache_config(struct fcgi_cache *c, const char *path, char *err,
+    size_t errlen)
+{
+	struct config	*cfg;
+	struct stat	 st;
+
+	if (stat(path, &st) == -1) {
+		/* As config_load says it. */
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		config_drop(c);
+		return NULL;
+	}
+	if (c->cfg != NULL && strcmp(c->path, path) == 0 &&
+	    same_file(&c->st, &st))
+		return c->cfg;
+	config_drop(c);
+	if ((cfg = config_load(path, err, errlen)) == NULL)
+		return NULL;
+	if ((c->path = strdup(path)) == NULL) {
+		config_free(cfg);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->cfg = cfg;
+	c->st = st;
+	return cfg;
+}
+
+/*
+ * The environment a route's program gets as a CGI: the request's
+ * parameters, with PATH_INFO "/ID" for the routes with a parameter (and
+ * none for the others), and MSGSPOOL_CONFIG the process's own when it
+ * has one (-c or its environment).  Only the two new strings and the
+ * array are allocated (*extra, freed with the array).
+ */
+char **
+fcgi_env(char *const *params, const char *path_info, const char *config,
+    char *extra[2])
+{
+	char	**env;
+	size_t	  n = 0, i, j = 0;
+
+	extra[0] = extra[1] = NULL;
+	while (params != NULL && params[n] != NULL)
+		n++;
+	if ((env = calloc(n + 3, sizeof(*env))) == NULL)
+		return NULL;
+	if ((path_info != NULL &&
+	    asprintf(&extra[0], "PATH_INFO=%.*s",
+	    (int)strcspn(path_info, "?"), path_info) == -1) ||
+	    (config != NULL &&
+	    asprintf(&extra[1], "MSGSPOOL_CONFIG=%s", config) == -1)) {
+		free(extra[0]);
+		extra[0] = NULL;
+		free(env);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (strncmp(params[i], "PATH_INFO=", 10) == 0 ||
+		    (config != NULL &&
+		    strncmp(params[i], "MSGSPOOL_CONFIG=", 16) == 0))
+			continue;
+		env[j++] = params[i];
+	}
+	if (extra[0] != NULL)
+		env[j++] = extra[0];
+	if (extra[1] != NULL)
+		env[j++] = extra[1];
+	env[j] = NULL;
+	return env;
+}
+

@@ -1,0 +1,66 @@
+/*
+ * fcgi.h: routing, environment and config cache of msgspool-fcgi
+ * (msgspool-fcgi(8)).
+ */
+#ifndef FCGI_H
+#define FCGI_H
+
+#include <sys/stat.h>
+
+#include "cgi.h"
+#include "config.h"
+#include "keys.h"
+
+/*
+ * The endpoint of a request's path (REQUEST_URI; its query string is
+ * ignored), or NULL when it is no route.  For /messages/{id} and
+ * /receipts/{provider}, *path_info points at "/ID" inside uri (up to a
+ * '?'), what the route's program gets as PATH_INFO; else NULL.
+ */
+const struct endpoint *fcgi_route(const char *uri, const char **path_info);
+
+/*
+ * The environment of a request as its program gets it as a CGI: params
+ * (the FastCGI parameters), PATH_INFO replaced by path_info (none when
+ * NULL; its length ends at a '?'), MSGSPOOL_CONFIG by config when not
+ * NULL.  The array is malloc'd, its strings borrowed from params but for
+ * extra[0] and extra[1], which the caller frees with it.  NULL when out
+ * of memory.
+ */
+char		**fcgi_env(char *const *params, const char *path_info,
+		    const char *config, char *extra[2]);
+
+/* A file's text as last read, and what a stat said of it then. */
+struct fcgi_file {
+	char		*path;
+	char		*text;
+	size_t		 len;
+	struct stat	 st;
+};
+
+/* A config and keys file read once and again only when they change. */
+struct fcgi_cache {
+	char		*path;
+	struct config	*cfg;
+	struct stat	 st;
+	struct fcgi_file keys;
+};
+
+/*
+ * The config at path: the cached one while a stat finds the same file
+ * unchanged, else read anew.  NULL with a reason in err when it cannot
+ * be read (then nothing is cached).
+ */
+const struct config *fcgi_cache_config(struct fcgi_cache *, const char *path,
+		    char *err, size_t errlen);
+void		 fcgi_cache_free(struct fcgi_cache *);
+
+/*
+ * keys_lookup on the keys file at path, from the cached text while a
+ * stat finds the same file unchanged, else read anew.  KEYS_ERROR (with
+ * the message keys_lookup logs) when it cannot be read.
+ */
+enum keys_result fcgi_cache_keys(struct fcgi_cache *, const char *path,
+		    const char *key, size_t len, struct client *out);
+
+#endif

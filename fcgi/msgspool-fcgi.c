@@ -1,0 +1,348 @@
+/*
+ * msgspool-fcgi: every route of conf/openapi.yaml as one FastCGI
+ * responder (msgspool-fcgi(8)).  The endpoints and handlers are those of
+ * the programs in cgi-bin/, compiled in, and each request runs the same
+ * pipeline as a CGI (cgi_serve); only the process lives on.
+ *
+ * The listening socket is FastCGI's: descriptor 0 as the web server
+ * (lighttpd's mod_fastcgi), spawn-fcgi or a systemd socket unit
+ * (StandardInput=socket) hands it over, or -s to open one.  A supervisor
+ * forks the workers that accept on it and replaces any that dies.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+#include <jansson.h>
+
+#include "cgi.h"
+#include "config.h"
+#include "log.h"
+#include "problem.h"
+
+#include "fcgi.h"
+
+/* Workers by default: the best of 1, 2, 4 and 8 (bench/results.md). */
+#define WORKERS_DEFAULT	4
+#define WORKERS_MAX	256
+/* A worker that dies sooner than this after its start is respawned late. */
+#define RESPAWN_SOON	1
+
+/* The cgi_io of a FastCGI request. */
+struct fcgi_io {
+	FCGX_Request		*req;
+	struct fcgi_cache	*cache;
+};
+
+static ssize_t
+io_read(void *arg, char *buf, size_t len)
+{
+	struct fcgi_io	*f = arg;
+	int		 n;
+
+	n = FCGX_GetStr(buf, len > INT_MAX ? INT_MAX : (int)len,
+	    f->req->in);
+	if (n == 0 && FCGX_GetError(f->req->in) != 0)
+		return -1;
+	return n;
+}
+
+static int
+io_write(void *arg, const char *buf, size_t len)
+{
+	struct fcgi_io	*f = arg;
+	int		 n;
+
+	while (len > 0) {
+		n = len > INT_MAX ? INT_MAX : (int)len;
+		if (FCGX_PutStr(buf, n, f->req->out) != n)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static const struct config *
+io_config(void *arg, const char *path, char *err, size_t errlen)
+{
+	return fcgi_cache_config(((struct fcgi_io *)arg)->cache, path, err,
+	    errlen);
+}
+
+/* 404 for a path that is no route, as the servers' CGI configs give. */
+static int
+not_found(const struct cgi_io *io, const char *uri)
+{
+	struct response	*r;
+	char		*out;
+	size_t		 len;
+	int		 rc = -1;
+
+	r = problem_response(problem_new(404, "not-found",
+	    "no route %.*s", (int)strcspn(uri ? uri : "", "?"),
+	    uri ? uri : ""));
+	if (r != NULL && response_render(r, &out, &len) == 0) {
+		rc = io->write(io->arg, out, len);
+		free(out);
+	}
+	response_free(r);
+	return rc;
+}
+
+static enum keys_result
+io_keys(void *arg, const char *path, const char *key, size_t len,
+    struct client *out)
+{
+	return fcgi_cache_keys(((struct fcgi_io *)arg)->cache, path, key, len,
+	    out);
+}
+
+/*
+ * Signals: a worker told to stop between requests goes at once, in a
+ * request after answering it.
+ */
+static volatile sig_atomic_t	in_request, stopping;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	if (!in_request)
+		_exit(0);
+	stopping = 1;
+}
+
+static int
+worker(int sock, const char *config)
+{
+	FCGX_Request		 req;
+	struct fcgi_cache	 cache;
+	struct fcgi_io		 f;
+	struct cgi_io		 io = { .read = io_read, .write = io_write,
+				    .config = io_config, .keys = io_keys,
+				    .arg = &f };
+	const struct endpoint	*ep;
+	const char		*uri, *path_info;
+	char			**env, *extra[2];
+	struct sigaction	 sa;
+
+	memset(&cache, 0, sizeof(cache));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (FCGX_InitRequest(&req, sock, 0) != 0) {
+		log_err("FCGX_InitRequest failed");
+		return 1;
+	}
+	f.req = &req;
+	f.cache = &cache;
+	while (!stopping) {
+		if (FCGX_Accept_r(&req) < 0)
+			break;
+		in_request = 1;
+		/* Bounded as a CGI is: a worker past it dies, replaced. */
+		alarm(CGI_TIMEOUT);
+		uri = cgi_env(req.envp, "REQUEST_URI");
+		if ((ep = fcgi_route(uri, &path_info)) == NULL)
+			not_found(&io, uri);
+		else if ((env = fcgi_env(req.envp, path_info, config,
+		    extra)) == NULL) {
+			log_err("out of memory");
+			/* The 500 a CGI out of memory gives. */
+			cgi_serve(ep, NULL, &io);
+		} else {
+			cgi_serve(ep, env, &io);
+			free(extra[0]);
+			free(extra[1]);
+			free(env);
+		}
+		FCGX_Finish_r(&req);
+		alarm(0);
+		in_request = 0;
+	}
+	fcgi_cache_free(&cache);
+	FCGX_Free(&req, 0);
+	return 0;
+}
+
+/* The supervisor's children, and whether it was told to stop. */
+static volatile sig_atomic_t	sup_stop;
+
+static void
+on_sup_stop(int sig)
+{
+	sup_stop = sig;
+}
+
+static pid_t
+spawn(int sock, const char *config, pid_t parent)
+{
+	pid_t	pid;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/* A supervisor that is killed takes its workers with it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(0);
+	_exit(worker(sock, config));
+}
+
+static int
+supervise(int sock, const char *config, int n)
+{
+	struct sigaction	 sa;
+	pid_t			*pids, pid, self = getpid();
+	time_t			*born;
+	int			 i, status;
+
+	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL ||
+	    (born = calloc((size_t)n, sizeof(*born))) == NULL) {
+		log_err("out of memory");
+		free(pids);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sup_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < n; i++) {
+		if ((pids[i] = spawn(sock, config, self)) == -1)
+			log_err("fork: %s", strerror(errno));
+		born[i] = time(NULL);
+	}
+	while (!sup_stop) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == -1) {
+			if (errno == EINTR)
+				continue;
+			/* No child left (all forks failed): try again. */
+			sleep(RESPAWN_SOON);
+		}
+		for (i = 0; i < n && !sup_stop; i++) {
+			if (pids[i] > 0 && pids[i] != pid)
+				continue;
+			if (pids[i] > 0) {
+				if (WIFSIGNALED(status))
+					log_warn("worker %ld killed by signal "
+					    "%d; replaced", (long)pid,
+					    WTERMSIG(status));
+				else
+					log_warn("worker %ld exited with %d; "
+					    "replaced", (long)pid,
+					    WEXITSTATUS(status));
+			}
+			/* Dying at once again and again: no busy loop. */
+			if (time(NULL) - born[i] < RESPAWN_SOON)
+				sleep(RESPAWN_SOON);
+			if ((pids[i] = spawn(sock, config, self)) == -1)
+				log_err("fork: %s", strerror(errno));
+			born[i] = time(NULL);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGTERM);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+	free(pids);
+	free(born);
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: msgspool-fcgi [-c config] [-s socket] "
+	    "[-w workers]\n");
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*config, *sockpath = NULL, *s;
+	char		*end;
+	size_t		 seed = 0;
+	long		 n;
+	int		 ch, sock = 0, workers = WORKERS_DEFAULT;
+
+	config = getenv("MSGSPOOL_CONFIG");
+	if (config != NULL && *config == '\0')
+		config = NULL;
+	if ((s = getenv("MSGSPOOL_FCGI_WORKERS")) != NULL && *s != '\0') {
+		n = strtol(s, &end, 10);
+		if (*end != '\0' || n < 1 || n > WORKERS_MAX) {
+			log_err("MSGSPOOL_FCGI_WORKERS=%s: not 1 to %d", s,
+			    WORKERS_MAX);
+			return 2;
+		}
+		workers = (int)n;
+	}
+	while ((ch = getopt(argc, argv, "c:s:w:")) != -1) {
+		switch (ch) {
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			sockpath = optarg;
+			break;
+		case 'w':
+			n = strtol(optarg, &end, 10);
+			if (*end != '\0' || n < 1 || n > WORKERS_MAX) {
+				log_err("-w %s: not 1 to %d", optarg,
+				    WORKERS_MAX);
+				return 2;
+			}
+			workers = (int)n;
+			break;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return 2;
+	}
+	if (FCGX_Init() != 0) {
+		log_err("FCGX_Init failed");
+		return 1;
+	}
+	if (sockpath != NULL) {
+		if ((sock = FCGX_OpenSocket(sockpath, 128)) == -1) {
+			log_err("%s: cannot listen", sockpath);
+			return 1;
+		}
+	} else if (FCGX_IsCGI()) {
+		log_err("descriptor 0 is no FastCGI socket: run me from a web "
+		    "server, spawn-fcgi or a socket unit, or give -s");
+		return 2;
+	}
+	/* A peer gone mid-answer is an error of that write, not our end. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Seed jansson's hashes once, before any worker parses a body. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) &&
+	    seed != 0)
+		json_object_seed(seed);
+	return supervise(sock, config, workers);
+}
