@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gmime/gmime.h>
 
@@ -77,14 +78,28 @@ mailbox(const struct mime_address *a)
 	return ia;
 }
 
-/* Add the mailbox of a parsed address to list. */
-static void
+/*
+ * Add the mailbox of a parsed address to list.  -1 when GMime would
+ * write another address than the one given: a domain label that is
+ * not valid IDNA ("xn--" and no valid Punycode) is rewritten when it is
+ * encoded, and the message would go to another domain.
+ */
+static int
 add_address(InternetAddressList *list, const struct mime_address *a)
 {
 	InternetAddress	*ia = mailbox(a);
+	const char	*idn;
 
+	idn = internet_address_mailbox_get_idn_addr(
+	    INTERNET_ADDRESS_MAILBOX(ia));
+	if (idn == NULL || strlen(idn) != a->addrlen ||
+	    strncasecmp(idn, a->addr, a->addrlen) != 0) {
+		g_object_unref(ia);
+		return -1;
+	}
 	internet_address_list_add(list, ia);
 	g_object_unref(ia);
+	return 0;
 }
 
 /*
@@ -163,6 +178,14 @@ attachment(const json_t *a, size_t i, char *err, size_t errlen)
 	type = json_string_value(json_object_get(a, "contentType"));
 	if (name == NULL || *name == '\0') {
 		util_seterr(err, errlen, "attachment %zu has no name", i);
+		return NULL;
+	}
+	/* Checked when queued; a document from elsewhere is checked here. */
+	if (mime_filename_check(name, json_string_length(json_object_get(a,
+	    "name"))) != NULL) {
+		util_seterr(err, errlen, "attachment %zu: its name %s", i,
+		    mime_filename_check(name, json_string_length(
+		    json_object_get(a, "name"))));
 		return NULL;
 	}
 	/* Sent without its content it would be sent wrong: not at all. */
@@ -363,9 +386,16 @@ message_build(struct spool *spool, const char *name, const char *id,
 	date = g_date_time_new_from_unix_utc(ulid_time(id) / 1000);
 	g_mime_message_set_date(message, date);
 	g_date_time_unref(date);
-	add_address(g_mime_message_get_from(message), &from);
-	add_address(g_mime_message_get_addresses(message,
-	    GMIME_ADDRESS_TYPE_TO), &to);
+	if (add_address(g_mime_message_get_from(message), &from) == -1 ||
+	    add_address(g_mime_message_get_addresses(message,
+	    GMIME_ADDRESS_TYPE_TO), &to) == -1) {
+		util_seterr(err, errlen, "from or to has a domain that is not "
+		    "a valid internationalized name (an xn-- label that is "
+		    "not Punycode)");
+		g_object_unref(mixed);
+		g_object_unref(message);
+		goto fail;
+	}
 	g_mime_message_set_subject(message, subject ? subject : "", "utf-8");
 	/*
 	 * Text that reads as an encoded word ("=?UTF-8?B?QQ==?=") would be

@@ -152,6 +152,31 @@ test_headers(void **state)
 	json_decref(msg);
 }
 
+/* An xn-- label that is not Punycode: refused, never rewritten. */
+static void
+test_invalid_idn_refused(void **state)
+{
+	struct message	*m;
+	enum msg_status	 st;
+	json_t		*msg = receipt();
+	char		 err[256];
+
+	(void)state;
+	json_object_set_new(msg, "to", json_string("ann@acme.xn--example"));
+	m = message_build(NULL, ID ".json", ID, msg, &st, err, sizeof(err));
+	assert_null(m);
+	assert_int_equal(st, MSG_PERMFAIL);
+	assert_non_null(strstr(err, "internationalized"));
+	/* A valid one goes as it is. */
+	json_object_set_new(msg, "to", json_string("ann@xn--bcher-kva.example"));
+	m = message_build(NULL, ID ".json", ID, msg, &st, err, sizeof(err));
+	assert_non_null(m);
+	assert_string_equal(m->recipient, "ann@xn--bcher-kva.example");
+	assert_non_null(strstr(m->data, "To: ann@xn--bcher-kva.example\r\n"));
+	message_free(m);
+	json_decref(msg);
+}
+
 static void
 test_parts(void **state)
 {
@@ -517,6 +542,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_invalid_idn_refused),
 		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_addresses),
