@@ -155,9 +155,11 @@ $(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool-bounce.o $(LIBA) \
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
-$(DAEMON): $(O)spooler/msgspoold.o $(SPOOLER_OBJS) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspoold.o $(SPOOLER_OBJS) \
-	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS)
+$(DAEMON): $(O)spooler/msgspoold.o $(O)spooler/claimkeep.o $(SPOOLER_OBJS) \
+    $(LIBA)
+	$(CC) $(LDFLAGS) -pthread -o $@ $(O)spooler/msgspoold.o \
+	    $(O)spooler/claimkeep.o $(SPOOLER_OBJS) $(LIBA) $(LIBS_BASE) \
+	    $(CURL_LIBS) $(GMIME_LIBS)
 
 $(CLI): $(O)spooler/msgspool.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)

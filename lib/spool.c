@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,6 +695,42 @@ spool_prune(struct spool *s, enum spool_dir d, time_t before)
 		    == -1 || !S_ISREG(st.st_mode) || st.st_mtime >= before)
 			continue;
 		if (unlinkat(spool_statefd(s, d), de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+size_t
+spool_tmp_sweep(struct spool *s)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	char		 host[NETFS_HOST_MAX + 1], *end;
+	const char	*p, *dot;
+	size_t		 n = 0, hl;
+	long		 pid;
+
+	netfs_hostname(host, sizeof(host));
+	hl = strlen(host);
+	if ((dir = open_state(s, SPOOL_TMP)) == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL) {
+		/* NAME.HOST.PID: this host's, its writer gone. */
+		if (de->d_name[0] == '.' ||
+		    (dot = strrchr(de->d_name, '.')) == NULL ||
+		    dot - de->d_name < (ptrdiff_t)hl + 1)
+			continue;
+		p = dot - hl;
+		if (p[-1] != '.' || strncmp(p, host, hl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(dot + 1, &end, 10);
+		if (errno != 0 || *end != '\0' || pid <= 1 ||
+		    pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		if (unlinkat(spool_statefd(s, SPOOL_TMP), de->d_name, 0) == 0)
 			n++;
 	}
 	closedir(dir);

@@ -278,6 +278,14 @@ size_t		 spool_upload_prune(struct spool *, time_t before);
 size_t		 spool_prune(struct spool *, enum spool_dir, time_t before);
 
 /*
+ * Remove the files of tmp/ this host's writers left when they died: a
+ * temporary name ends in .HOST.PID (netfs_hostname, the writer's pid),
+ * and that pid runs no more.  Other hosts' are left to spool_prune.
+ * Returns how many.
+ */
+size_t		 spool_tmp_sweep(struct spool *);
+
+/*
  * Call fn(arg, name) for each message file of a state, in directory
  * order, until it returns non-zero (which is returned).  -1 on error.
  */

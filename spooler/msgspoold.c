@@ -29,6 +29,7 @@
 
 #include "blob.h"
 #include "channel.h"
+#include "claimkeep.h"
 #include "config.h"
 #include "event.h"
 #include "idem.h"
@@ -84,6 +85,7 @@ struct daemon {
 	size_t		 inflight;
 	int		 once;
 	int		 netfs;		/* the spool is shared with other hosts */
+	struct keeper	*keeper;	/* proves claims there (claimkeep.h) */
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
@@ -451,6 +453,51 @@ apply_receipt(void *arg, const char *rname)
 }
 
 /*
+ * On a shared spool, before recording: a job whose claim was lost is
+ * dropped (another host has the message: nothing is recorded, the
+ * claim is let go), one whose claim was not proved lately waits (its
+ * proof is asked for).  The jobs to record now are left first in
+ * d->done (d->ndone of them), the waiting ones after them; returns how
+ * many wait.
+ */
+static size_t
+hold_unproved(struct daemon *d)
+{
+	struct job	**v = d->done;
+	size_t		  i, n = 0, w = 0, total = d->ndone;
+	time_t		  now = time(NULL);
+
+	if (d->keeper == NULL)
+		return 0;
+	for (i = 0; i < total; i++) {
+		if (v[i]->kept == NULL) {
+			v[n++] = v[i];
+			continue;
+		}
+		switch (keeper_state(d->keeper, v[i]->kept, now)) {
+		case KEEP_OK:
+			v[n++] = v[i];
+			break;
+		case KEEP_LOST:
+			log_err("%s: claim lost before its outcome was "
+			    "recorded: recording nothing", v[i]->name);
+			job_free(v[i]);
+			break;
+		case KEEP_DOUBT:
+			keeper_poke(d->keeper, v[i]->kept);
+			/* Kept after the others, in order. */
+			v[total - 1 - w++] = v[i];
+			break;
+		}
+	}
+	/* The waiting ones were stacked from the end: put them right after. */
+	for (i = 0; i < w; i++)
+		v[n + i] = v[total - 1 - i];
+	d->ndone = n;
+	return w;
+}
+
+/*
  * Record every finished job at once: one spool_commit, so the directory
  * syncs are shared.  Only then are the claims released.
  */
@@ -461,12 +508,16 @@ flush_done(struct daemon *d)
 	struct job		*job;
 	const char		*id;
 	json_t			**evs = NULL, *ev;
-	size_t			 i, nevs = 0, *evitem = NULL;
+	size_t			 i, nevs = 0, *evitem = NULL, held;
 	char			 evname[SPOOL_NAME_MAX];
 	time_t			 now = time(NULL);
 
-	if (d->ndone == 0)
+	/* Only claims proved lately are recorded (claimkeep.h). */
+	held = hold_unproved(d);
+	if (d->ndone == 0) {
+		d->ndone = held;
 		return;
+	}
 	if ((items = calloc(d->ndone, sizeof(*items))) != NULL) {
 		evs = calloc(d->ndone, sizeof(*evs));
 		if ((evitem = calloc(d->ndone, sizeof(*evitem))) == NULL) {
@@ -529,7 +580,9 @@ flush_done(struct daemon *d)
 		job_free(job);
 	}
 	free(items);
-	d->ndone = 0;
+	/* The claims in doubt wait for their proof, first in line. */
+	memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
+	d->ndone = held;
 }
 
 static void
@@ -545,7 +598,9 @@ job_free(struct job *job)
 	buf_free(&job->resp);
 	json_decref(job->reply);
 	json_decref(job->doc);
-	if (job->lockfd != -1)
+	if (job->kept != NULL)
+		keeper_release(job->kept);	/* not closed here: may block */
+	else if (job->lockfd != -1)
 		close(job->lockfd);	/* the claim ends here */
 	free(job);
 }
@@ -638,6 +693,7 @@ admit(void *arg, const char *name)
 	enum msg_status	 st;
 	char		 err[512];
 	size_t		 i, cap;
+	time_t		 t0;
 	int		 fd, saturated = 0;
 
 	/*
@@ -677,6 +733,7 @@ admit(void *arg, const char *name)
 	job->lockfd = -1;
 	snprintf(job->name, sizeof(job->name), "%s", name);
 	err[0] = '\0';
+	t0 = time(NULL);
 	if ((fd = spool_claim(d->spool, name, &job->doc, err,
 	    sizeof(err))) == -1) {
 		/* Gone, or another daemon's: not an error.  Set aside: logged. */
@@ -687,6 +744,25 @@ admit(void *arg, const char *name)
 		return 0;
 	}
 	job->lockfd = fd;
+	if (d->keeper != NULL) {
+		/*
+		 * Before sending: a claim that took long (the server away)
+		 * may have been given to another host meanwhile.
+		 */
+		if (time(NULL) - t0 >= KEEP_STALE &&
+		    spool_claim_renew(fd) == -1) {
+			log_err("%s: claim lost while it was taken (%s): not "
+			    "sending", name, strerror(errno));
+			job_free(job);
+			return 0;
+		}
+		job->kept = keeper_add(d->keeper, name, fd);
+		job->lockfd = -1;
+		if (job->kept == NULL) {
+			job_free(job);
+			return 1;
+		}
+	}
 	if (job->doc == NULL) {
 		log_err("%s; moved to failed/", err);
 		spool_move(d->spool, SPOOL_CUR, SPOOL_FAILED, name);
@@ -781,7 +857,8 @@ chores(struct daemon *d, time_t now)
 	if (now >= d->next_prune) {
 		/* Never a request's held messages while its key lives. */
 		if ((n = spool_prune(d->spool, SPOOL_TMP, now - (TMP_MAX_AGE >
-		    d->idem_ttl + 3600 ? TMP_MAX_AGE : d->idem_ttl + 3600))))
+		    d->idem_ttl + 3600 ? TMP_MAX_AGE : d->idem_ttl + 3600)) +
+		    spool_tmp_sweep(d->spool)))
 			log_info("removed %zu stale files from tmp/", n);
 		if ((n = idem_prune(d->spool, now - d->idem_ttl)))
 			log_info("removed %zu expired idempotency keys", n);
@@ -943,7 +1020,10 @@ main(int argc, char *argv[], char *envp[])
 		    "new/ rescanned every %d s", mnt.fstype, mnt.source,
 		    mnt.point, NETFS_RESCAN_EVERY);
 	d.netfs = mnt.network;
-	if ((ch == -1 && mnt.nfs) ||
+	if (d.netfs && (d.keeper = keeper_new(spool_root(d.spool), path,
+	    sizeof(path))) == NULL)
+		ch = -1;
+	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {
 		log_err("spool: %s; not starting", path);
 		webhooks_free(d.wh);
@@ -1009,6 +1089,7 @@ main(int argc, char *argv[], char *envp[])
 		flush_done(&d);
 	}
 	free(d.done);
+	keeper_free(d.keeper);
 	log_info("stopped");
 	if (d.ino != -1)
 		close(d.ino);

@@ -20,11 +20,13 @@
 #include "spool.h"
 
 struct route;
+struct kept;
 
 struct job {
 	char			 name[SPOOL_NAME_MAX];
 	json_t			*doc;		/* the spool document */
 	int			 lockfd;	/* the claim, from spool_claim */
+	struct kept		*kept;		/* or its keeper's, on NFS */
 	struct route		*route;
 
 	CURL			*easy;		/* NULL: finished in start() */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -764,6 +765,40 @@ test_dot_files_ignored(void **state)
 		assert_int_equal(count_entries(f, (enum spool_dir)d), 1);
 }
 
+/* tmp/ files of this host's dead writers go; live ones and others' stay. */
+static void
+test_tmp_sweep(void **state)
+{
+	struct fixture	*f = *state;
+	char		 host[NETFS_HOST_MAX + 1], name[256], path[512];
+	pid_t		 dead;
+	int		 status;
+
+	netfs_hostname(host, sizeof(host));
+	if ((dead = fork()) == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	assert_int_equal(waitpid(dead, &status, 0), dead);
+	snprintf(name, sizeof(name), "01ARZ3NDEKTSV4RRFFQ69G5FAV.json."
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAW.%s.%ld", host, (long)dead);
+	state_path(f, SPOOL_TMP, name, path, sizeof(path));
+	tu_write_text(path, "{}");
+	snprintf(name, sizeof(name), "01ARZ3NDEKTSV4RRFFQ69G5FAX.json."
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAY.%s.%ld", host, (long)getpid());
+	state_path(f, SPOOL_TMP, name, path, sizeof(path));
+	tu_write_text(path, "{}");
+	snprintf(name, sizeof(name), "01ARZ3NDEKTSV4RRFFQ69G5FAZ.json."
+	    "01ARZ3NDEKTSV4RRFFQ69G5FB0.other-host.%ld", (long)dead);
+	state_path(f, SPOOL_TMP, name, path, sizeof(path));
+	tu_write_text(path, "{}");
+	state_path(f, SPOOL_TMP, ".nfs0000000000abcd00000002", path,
+	    sizeof(path));
+	tu_write_text(path, "{}");
+	assert_int_equal(spool_tmp_sweep(f->sp), 1);
+	assert_int_equal(count_entries(f, SPOOL_TMP), 3);
+	assert_int_equal(spool_tmp_sweep(f->sp), 0);
+}
+
 static void
 test_move(void **state)
 {
@@ -1031,6 +1066,7 @@ main(void)
 		TS(test_claim_owner_renew_release),
 		TS(test_recover_keeps_live_and_names_dead),
 		TS(test_dot_files_ignored),
+		TS(test_tmp_sweep),
 		TS(test_move),
 		TS(test_store_replaces_and_unlinks),
 		TS(test_store_in_place),

@@ -1,0 +1,51 @@
+/*
+ * claimkeep.h: the claim keeper of msgspoold (msgspool-spool(5),
+ * Several hosts, one spool).  A thread of its own proves, every
+ * KEEP_EVERY seconds, that each claim the daemon holds is still its own
+ * (spool_claim_renew: a write and fsync of the locked file, which NFS
+ * fails with EIO once the server gave the lock to another host), and
+ * ends claims (spool_release), so that neither those calls nor a close
+ * that waits for the server stalls the event loop.
+ */
+#ifndef CLAIMKEEP_H
+#define CLAIMKEEP_H
+
+#include <time.h>
+
+#define KEEP_EVERY	2	/* seconds between proofs of a claim */
+#define KEEP_STALE	5	/* no proof this long: the claim is in doubt */
+
+enum keep_state {
+	KEEP_OK,	/* proved within KEEP_STALE seconds */
+	KEEP_DOUBT,	/* not proved lately: wait before acting on it */
+	KEEP_LOST	/* a proof failed: another host has it */
+};
+
+struct keeper;
+struct kept;
+
+/*
+ * A keeper over the spool at root (opened again: the thread has its own
+ * handle).  NULL with the reason in err.
+ */
+struct keeper	*keeper_new(const char *root, char *err, size_t errlen);
+
+/* Stop the thread and end every claim still kept.  NULL is fine. */
+void		 keeper_free(struct keeper *);
+
+/*
+ * Keep the claim of name held on fd (spool_claim's) from now on, proved
+ * now; the keeper owns fd from here.  NULL out of memory (fd is then
+ * released at once).
+ */
+struct kept	*keeper_add(struct keeper *, const char *name, int fd);
+
+enum keep_state	 keeper_state(struct keeper *, struct kept *, time_t now);
+
+/* Ask for a proof as soon as the thread can. */
+void		 keeper_poke(struct keeper *, struct kept *);
+
+/* End a claim: released by the thread, the record dropped.  NULL fine. */
+void		 keeper_release(struct kept *);
+
+#endif
