@@ -25,6 +25,7 @@
 #include "cgi.h"
 #include "endpoints.h"
 #include "mimetype.h"
+#include "html.h"
 #include "mime.h"
 #include "problem.h"
 #include "spool.h"
@@ -122,6 +123,8 @@ struct email {
 	size_t			 html_len;
 	struct tmpl		*tmpl;
 	struct attachments	 shared;	/* request-level */
+	struct attachments	*own;	/* each recipient's, decoded once */
+	size_t			 nown;
 	int			 stored;	/* shared goes to blobs/ */
 	struct mimetype		*magic;		/* opened on first use */
 	json_t			*notices;	/* request-level notices */
@@ -422,16 +425,20 @@ prepare(struct ctx *ctx, struct email *e)
 	if (load_attachments(ctx, e, json_object_get(body, "attachments"),
 	    "attachments", &e->shared, p, e->stored) == -1)
 		return p;
+	/* Each recipient's own, decoded and checked once, kept for it. */
+	e->nown = json_array_size(json_object_get(body, e->list));
+	if (per_recipient && (e->own = calloc(e->nown,
+	    sizeof(*e->own))) == NULL) {
+		e->oom = 1;
+		problem_free(p);
+		return NULL;
+	}
 	json_array_foreach(json_object_get(body, e->list), i, item) {
-		struct attachments	 own = { NULL, 0 };
-
 		if (json_array_size(json_object_get(item, "attachments")) == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s[%zu].attachments", e->list, i);
-		/* Checked here, decoded again per recipient when queued. */
 		load_attachments(ctx, e, json_object_get(item, "attachments"),
-		    path, &own, p, 0);
-		attachments_free(&own);
+		    path, &e->own[i], p, 0);
 	}
 	if (problem_count(p) > 0)
 		return p;
@@ -499,12 +506,10 @@ store_shared(struct ctx *ctx, const struct email *e,
  * filled), else why this recipient failed (in err).
  */
 static const char *
-prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
-    json_t **doc, char *err, size_t errlen)
+prepare_one(struct ctx *ctx, struct email *e, size_t i, const json_t *item,
+    char *id, json_t **doc, char *err, size_t errlen)
 {
-	struct attachments	 own = { NULL, 0 };
 	const struct attachments *atts = &e->shared;
-	struct problem		*p;
 	const json_t		*fields, *to;
 	json_t			*msg;
 	char			 missing[512], hmissing[256];
@@ -551,20 +556,9 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 		    "subject contains CR or LF");
 		return err;
 	}
-	if (json_array_size(json_object_get(item, "attachments")) > 0) {
-		p = problem_new(400, "invalid-field", "attachments");
-		if (p == NULL || load_attachments(ctx, e, json_object_get(item,
-		    "attachments"), "attachments", &own, p, 0) == -1) {
-			problem_free(p);
-			free(subject);
-			free(html);
-			attachments_free(&own);
-			return "attachments cannot be read now";
-		}
-		problem_free(p);
-		atts = &own;
-	}
-	text = mime_html_to_text(html, hlen);
+	if (e->own != NULL && e->own[i].n > 0)
+		atts = &e->own[i];
+	text = html_to_text(html, hlen);
 	msg = json_pack("{s:s, s:O, s:s%, s:s%, s:s?, s:o}",
 	    "from", e->from, "to", to, "subject", subject, slen,
 	    "html", html, hlen, "text", text, "attachments",
@@ -575,7 +569,6 @@ prepare_one(struct ctx *ctx, struct email *e, const json_t *item, char *id,
 	free(subject);
 	free(html);
 	free(text);
-	attachments_free(&own);
 	if (msg == NULL || ulid_new(id) == -1) {
 		json_decref(msg);
 		return BATCH_TRY_AGAIN;
@@ -618,7 +611,8 @@ email_deliver(struct ctx *ctx)
 	}
 	json_array_foreach(json_object_get(ctx->body, e.list), i, item) {
 		doc = NULL;
-		why = prepare_one(ctx, &e, item, id, &doc, err, sizeof(err));
+		why = prepare_one(ctx, &e, i, item, id, &doc, err,
+		    sizeof(err));
 		if (why == NULL)
 			memcpy(ids[i], id, sizeof(ids[i]));
 		to = json_object_get(item, e.addr);
@@ -671,6 +665,9 @@ done:
 	batch_free(&b);
 	free(ids);
 	attachments_free(&e.shared);
+	for (i = 0; e.own != NULL && i < e.nown; i++)
+		attachments_free(&e.own[i]);
+	free(e.own);
 	mimetype_free(e.magic);
 	tmpl_free(e.tmpl);
 	json_decref(e.notices);

@@ -25,17 +25,6 @@ int	 mime_base64_decode(const char *s, size_t len, size_t max,
 /* Encode as one line of base64 with padding.  malloc'd, NULL on ENOMEM. */
 char	*mime_base64_encode(const unsigned char *p, size_t len);
 
-/* Append s with & < > " ' escaped as HTML entities. */
-int	 mime_html_escape(struct buf *, const char *s, size_t len);
-
-/*
- * A readable plain-text rendering of HTML: tags dropped (script, style
- * and head with their content), block elements and <br> as line breaks,
- * list items as "- ", links as "text (href)", common entities decoded,
- * runs of blank space collapsed.  malloc'd, NULL on ENOMEM.
- */
-char	*mime_html_to_text(const char *html, size_t len);
-
 /*
  * An address as msgspool sends it (From, To): a bare addr-spec
  * "a@example.com", or "Display Name <a@example.com>" where the display

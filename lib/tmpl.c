@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "keys.h"
 #include "log.h"
+#include "html.h"
 #include "mime.h"
 #include "rfc3339.h"
 #include "tmpl.h"
@@ -453,7 +454,7 @@ tmpl_merge(const char *text, size_t len, const json_t *values, int html,
 				used = strlen(missing);
 			}
 		} else if (html)
-			mime_html_escape(&out, json_string_value(v),
+			html_escape(&out, json_string_value(v),
 			    json_string_length(v));
 		else
 			buf_add(&out, json_string_value(v),

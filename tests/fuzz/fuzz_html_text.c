@@ -1,5 +1,5 @@
 /*
- * fuzz_html_text: mime_html_to_text (lib/mime.c), the text/plain
+ * fuzz_html_text: html_to_text (lib/html.c), the text/plain
  * alternative of every email.  Besides memory errors: UTF-8 in gives
  * UTF-8 out (the text goes into the spool through jansson), no NUL
  * appears that was not there, the lines are tidied as its comment says,
@@ -12,7 +12,7 @@
 
 #include "buf.h"
 #include "fuzzutil.h"
-#include "mime.h"
+#include "html.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char		*text, *want;
 	size_t		 len, n;
 
-	if ((text = mime_html_to_text(html, size)) == NULL)
+	if ((text = html_to_text(html, size)) == NULL)
 		return 0;
 	len = strlen(text);
 	if (memchr(html, '\0', size) == NULL) {
