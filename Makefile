@@ -61,7 +61,8 @@ SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
 		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
-		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o
+		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o \
+		   $(O)spooler/gsm.o
 DAEMON		 = $(O)spooler/msgspoold
 # msgspool-fcgi: the programs' endpoints compiled in (-DMSGSPOOL_FCGI),
 # linked dynamically with libfcgi; the CGI programs never link it.
@@ -73,6 +74,8 @@ CLI		 = $(O)spooler/msgspool
 BOUNCE		 = $(O)spooler/msgspool-bounce
 UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 		   $(O)tests/unit/test_mimetype $(O)tests/unit/test_policy
+# The SMS text encoder of the smpp provider, with its own test.
+UNIT_TESTS	+= $(O)tests/unit/test_gsm
 # The email builder, on GMime: the daemon's alone, with its own test.
 SPOOLER_OBJS	+= $(O)spooler/message.o
 UNIT_TESTS	+= $(O)tests/unit/test_message
@@ -199,6 +202,12 @@ $(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
 	    $(O)spooler/policy.o $(CMOCKA_LIBS)
+
+$(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/gsm.o \
+    spooler/gsm.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
+	    $(O)spooler/gsm.o $(CMOCKA_LIBS)
 
 # The email builder's test links it and GMime, as msgspoold does.
 $(O)tests/unit/test_message: tests/unit/test_message.c \
