@@ -5,7 +5,7 @@ Figures are ratios against baselines measured in the same run, because the
 machine is shared and noisy.  Prints a table and writes bench/results.md.
 These are benchmarks, not tests: nothing here fails the build.
 
-    /usr/bin/python3 bench/run.py [--quick]
+    /usr/bin/python3 bench/run.py [--quick] [--only cgi,fcgi,...]
 """
 import argparse
 import base64
@@ -176,6 +176,88 @@ class Lighttpd:
             self.proc.kill()
 
 
+class LighttpdFcgi:
+    """lighttpd with the shipped conf/lighttpd-fcgi.conf, starting the
+    FastCGI responder named msgspool-fcgi in sbin_dir with `workers`
+    workers (MSGSPOOL_FCGI_WORKERS): msgspool-fcgi, or the no-op responder
+    linked under that name."""
+
+    def __init__(self, inst, sbin_dir, workers, name="fcgi"):
+        self.run = inst.base / ("run-%s-%d" % (name, workers))
+        (self.run / "empty").mkdir(parents=True, exist_ok=True)
+        self.conf = self.run / "bench-lighttpd-fcgi.conf"
+        self.conf.write_text('include "%s"\nserver.max-connections = 4096\n'
+                             % (ROOT / "conf" / "lighttpd-fcgi.conf"))
+        self.port = free_port()
+        env = dict(os.environ, MSGSPOOL_SBIN_DIR=str(sbin_dir),
+                   MSGSPOOL_CONFIG=str(inst.conf), MSGSPOOL_PORT=str(self.port),
+                   MSGSPOOL_RUNDIR=str(self.run),
+                   MSGSPOOL_FCGI_WORKERS=str(workers))
+        self.out = open(self.run / "lighttpd.out", "w")
+        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env,
+                                     stdout=self.out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("lighttpd (FastCGI) did not start")
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def workers_rss_kib(self):
+        """The summed VmRSS of the responder's processes (lighttpd's
+        children and theirs), in KiB."""
+        total = 0
+        for pid in _descendants(self.proc.pid):
+            try:
+                with open("/proc/%d/status" % pid) as f:
+                    for line in f:
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1])
+            except OSError:
+                pass
+        return total
+
+    def stop(self):
+        # lighttpd, and the responder it started (its own session).
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.out.close()
+
+
+def _descendants(pid):
+    """pid's children, grandchildren and so on (from /proc)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for k in kids.get(p, []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 def wrk(url, duration, script=None, connections=16, threads=2):
     """Run wrk; returns rps, p50/p99 in ms, and non-2xx/error counts."""
     cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % duration,
@@ -196,6 +278,12 @@ def wrk(url, duration, script=None, connections=16, threads=2):
            "non2xx": int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1]),
            "errors": sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))}
     return res
+
+
+def wrk_count(url, duration, script=None):
+    """How many requests wrk completed in duration (for the long runs)."""
+    r = wrk(url, duration, script)
+    return int(r["rps"] * duration)
 
 
 def lua_post(path, body, work):
@@ -281,6 +369,87 @@ def bench_cgi(work, quick, cgi_dir):
     for r in rows:
         r["ratio"] = r["rps"] / noop if noop else 0
     return rows
+
+
+FCGI_WORKERS = (1, 2, 4, 8)
+
+
+def bench_fcgi(work, quick, cgi_rows):
+    """FastCGI mode: msgspool-fcgi under lighttpd (mod_fastcgi) next to the
+    no-op FastCGI responder under the same config; POST /sms/v1/deliver by
+    the number of workers; the email and OTT routes, CGI (cgi_rows) vs
+    FastCGI; the workers' RSS before and after a long run."""
+    inst = Instance(Path(work) / "fcgi")
+    noop_dir = Path(work) / "noop-sbin"
+    noop_dir.mkdir(exist_ok=True)
+    os.symlink(BENCH / "noop-fcgi", noop_dir / "msgspool-fcgi")
+    dur = 3 if quick else 8
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    sms_lua = lua_post("/sms/v1/deliver", sms, work)
+    out = {"sweep": [], "rows": []}
+    # The workers: every accepted message is synced, so concurrency is
+    # what lets the journal commit several at once.
+    for n in FCGI_WORKERS:
+        srv = LighttpdFcgi(inst, ROOT / "fcgi", n)
+        try:
+            r = wrk(srv.url("/sms/v1/deliver"), dur, sms_lua)
+        finally:
+            srv.stop()
+        time.sleep(0.5)
+        inst.clear()
+        out["sweep"].append(dict(r, workers=n))
+    best = max(out["sweep"], key=lambda r: r["rps"])
+    out["best_workers"] = best["workers"]
+    workers = DEFAULT_FCGI_WORKERS
+    ott = json.dumps({"payload": [{"recipient": "49151%08d" % i, "templateID": "order",
+                                   "templateParameters": ["Ann", "A-%d" % i], "channelType": 1}
+                                  for i in range(100)]}).encode()
+    pdf = small_pdf(100 * 1024)
+    email = json.dumps({"templateId": "welcome", "payload": [
+        {"recipient": "ann@example.com", "fields": {"name": "Ann"}}],
+        "attachments": [{"attachmentName": "terms.pdf",
+                         "content": base64.b64encode(pdf).decode()}]}).encode()
+    noop = LighttpdFcgi(inst, noop_dir, workers, "noop")
+    try:
+        base_ping = wrk(noop.url("/ping"), dur)
+        base_sms = wrk(noop.url("/sms/v1/deliver"), dur, sms_lua)
+    finally:
+        noop.stop()
+    srv = LighttpdFcgi(inst, ROOT / "fcgi", workers)
+    try:
+        ping = wrk(srv.url("/ping"), dur)
+        out["rows"].append(dict(ping, name="GET /ping", base=base_ping["rps"]))
+        r = wrk(srv.url("/sms/v1/deliver"), dur, sms_lua)
+        out["rows"].append(dict(r, name="POST /sms/v1/deliver", base=base_sms["rps"]))
+        out["sms_rps"] = r["rps"]
+        inst.clear()
+        for name, path, body, prog in (
+                ("POST /ott/v1/deliver (batch of 100)", "/ott/v1/deliver", ott, "ott-deliver"),
+                ("POST /deliver (email, 100 KiB PDF)", "/deliver", email, "email-deliver")):
+            r = wrk(srv.url(path), dur, lua_post(path, body, work))
+            time.sleep(0.5)
+            inst.clear()
+            cgi = next((c["rps"] for c in cgi_rows if c["prog"] == prog), None)
+            out["rows"].append(dict(r, name=name, cgi=cgi))
+        # Nothing of a request stays: the workers' RSS after a warm-up
+        # and after a long run of GET /ping and POST /sms/v1/deliver.
+        wrk(srv.url("/sms/v1/deliver"), 2, sms_lua)
+        inst.clear()
+        rss0 = srv.workers_rss_kib()
+        t0 = time.time()
+        n = 0
+        for _ in range(2 if quick else 6):
+            n += wrk_count(srv.url("/sms/v1/deliver"), dur, sms_lua)
+            inst.clear()
+            n += wrk_count(srv.url("/ping"), dur)
+        out["rss"] = {"requests": n, "seconds": time.time() - t0, "before_kib": rss0,
+                      "after_kib": srv.workers_rss_kib()}
+    finally:
+        srv.stop()
+        inst.clear()
+    out["base_ping"] = base_ping
+    out["base_sms"] = base_sms
+    return out
 
 
 def wait_until(pred, timeout, step=0.02):
@@ -385,7 +554,10 @@ def verdict(ok):
     return "met" if ok else "**MISSED**"
 
 
-DEFAULT_ONLY = "cgi,kannel,http,smtp,scale"
+DEFAULT_ONLY = "cgi,fcgi,kannel,http,smtp,scale"
+# msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
+# best of FCGI_WORKERS on the machine of bench/results.md.
+DEFAULT_FCGI_WORKERS = 4
 
 
 def main():
@@ -424,7 +596,44 @@ def main():
             lines.append("")
             sms_rps = next(r["rps"] for r in rows if r["prog"] == "sms-deliver")
         else:
+            rows = []
             sms_rps = None
+        fcgi_sms = None
+        if "fcgi" in only:
+            fc = bench_fcgi(work, args.quick, rows)
+            fcgi_sms = fc["sms_rps"]
+            lines += ["## 1b. FastCGI: msgspool-fcgi under lighttpd mod_fastcgi "
+                      "(wrk, 2 threads, 16 connections)", "",
+                      "POST /sms/v1/deliver by the number of workers (`-w`; every "
+                      "message synced before its reply):", "",
+                      "| Workers | req/s | p50 ms | p99 ms |", "|---|---|---|---|"]
+            for r in fc["sweep"]:
+                lines.append("| %d | %.0f | %.2f | %.2f |" % (
+                    r["workers"], r["rps"], r["p50_ms"], r["p99_ms"]))
+            lines += ["", "Best: %d workers; the default is %d." % (
+                fc["best_workers"], DEFAULT_FCGI_WORKERS), "",
+                "With %d workers, next to a no-op FastCGI responder in C (libfcgi, "
+                "same config, same number of processes: the limit of the server "
+                "and the FastCGI path) and to the CGI rows above:" % DEFAULT_FCGI_WORKERS, "",
+                "| Endpoint | req/s | p50 ms | p99 ms | no-op responder req/s | vs no-op | CGI req/s | vs CGI |",
+                "|---|---|---|---|---|---|---|---|"]
+            for r in fc["rows"]:
+                cgi = r.get("cgi") or next(
+                    (c["rps"] for c in rows if c["name"] == r["name"]), None)
+                lines.append("| %s | %.0f | %.2f | %.2f | %s | %s | %s | %s |" % (
+                    r["name"], r["rps"], r["p50_ms"], r["p99_ms"],
+                    "%.0f" % r["base"] if r.get("base") else "",
+                    "%.2f" % (r["rps"] / r["base"]) if r.get("base") else "",
+                    "%.0f" % cgi if cgi else "",
+                    "%.1f×" % (r["rps"] / cgi) if cgi else ""))
+                if r["non2xx"] or r["errors"]:
+                    lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
+                                 % (r["non2xx"], r["errors"]))
+            m = fc["rss"]
+            lines += ["", "Workers' RSS (all %d and their supervisor, KiB) after a warm-up: "
+                      "%d; after %d more requests in %.0f s: %d." % (
+                          DEFAULT_FCGI_WORKERS, m["before_kib"], m["requests"],
+                          m["seconds"], m["after_kib"]), ""]
         if "kannel" in only:
             k = bench_kannel(work, args.quick, sms_rps)
             lines += ["## 2. Accepting SMS: msgspool vs Kannel's sendsms", ""]
@@ -432,14 +641,22 @@ def main():
                 lines.append("Kannel could not be measured: %s" % k["error"])
             else:
                 lines += ["| | req/s | p50 ms | p99 ms |", "|---|---|---|---|",
-                          "| msgspool POST /sms/v1/deliver (above) | %s | | |"
+                          "| msgspool POST /sms/v1/deliver, CGI (above) | %s | | |"
                           % ("%.0f" % sms_rps if sms_rps else "-"),
+                          "| msgspool POST /sms/v1/deliver, msgspool-fcgi (above) | %s | | |"
+                          % ("%.0f" % fcgi_sms if fcgi_sms else "-"),
                           "| Kannel smsbox sendsms (file store) | %.0f | %.2f | %.2f |"
                           % (k["rps"], k["p50_ms"], k["p99_ms"])]
                 if sms_rps:
                     lines.append("")
-                    lines.append("Ratio msgspool / Kannel: **%.2f** (no target yet). %s"
+                    lines.append("Ratio msgspool CGI / Kannel: **%.2f** (no target). %s"
                                  % (sms_rps / k["rps"], k.get("note", "")))
+                if fcgi_sms:
+                    lines.append("")
+                    lines.append("Ratio msgspool-fcgi / Kannel: **%.2f**, target ≥ 1.0: %s "
+                                 "(every msgspool message synced, file and directory, "
+                                 "before its reply; Kannel's store is not)."
+                                 % (fcgi_sms / k["rps"], verdict(fcgi_sms >= k["rps"])))
             lines.append("")
         if "http" in only:
             h = bench_http(work, args.quick)

@@ -1,0 +1,120 @@
+"""FastCGI mode (msgspool-fcgi(8)): what only a persistent process can get
+wrong.  The rest of the suite runs under lighttpd-fcgi and nginx-fcgi as it
+does under the CGI servers; these tests run only there (MSGSPOOL_SERVER
+lighttpd-fcgi or nginx-fcgi).  A persistent process must pick up a changed
+config and keys file at the next request, route by path alone, and
+survive the death of a worker."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import (FASTCGI, FCGI_DIR, assert_problem, assert_unauthorized)
+
+pytestmark = pytest.mark.skipif(
+    not FASTCGI, reason="FastCGI mode only (MSGSPOOL_SERVER=lighttpd-fcgi "
+    "or nginx-fcgi)")
+
+DEFAULT_WORKERS = 4     # msgspool-fcgi(8)
+
+
+def _fcgi_procs(server):
+    """{pid: ppid} of the msgspool-fcgi processes of server (each of its
+    processes runs in a session of its own, started by the harness)."""
+    exe = os.path.realpath(FCGI_DIR / "msgspool-fcgi")
+    sessions = {p.pid for p in server.procs}
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.path.realpath(f"/proc/{d}/exe") != exe:
+                continue
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # state ppid pgrp session ...
+        if fields[0] != "Z" and int(fields[3]) in sessions:
+            out[int(d)] = int(fields[1])
+    return out
+
+
+def _workers(server):
+    procs = _fcgi_procs(server)
+    return sorted(p for p, pp in procs.items() if pp in procs)
+
+
+def _wait_workers(server, n, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        w = _workers(server)
+        if len(w) == n:
+            return w
+        time.sleep(0.05)
+    return _workers(server)
+
+
+def test_default_number_of_workers(srv):
+    assert len(_wait_workers(srv, DEFAULT_WORKERS)) == DEFAULT_WORKERS
+    sup = [p for p, pp in _fcgi_procs(srv).items()
+           if pp not in _fcgi_procs(srv)]
+    assert len(sup) == 1, _fcgi_procs(srv)
+
+
+def test_a_killed_worker_is_replaced(srv):
+    before = _wait_workers(srv, DEFAULT_WORKERS)
+    assert len(before) == DEFAULT_WORKERS
+    os.kill(before[0], signal.SIGKILL)
+    after = _wait_workers(srv, DEFAULT_WORKERS)
+    assert len(after) == DEFAULT_WORKERS, after
+    assert before[0] not in after
+    # Every request is answered by the ones left and the new one.
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert srv.get("/ping", client=None).status_code == 200
+    r = srv.sms()
+    assert r.status_code == 202, r.text
+
+
+def test_a_changed_config_applies_to_the_next_request(srv):
+    assert srv.sms().status_code == 202
+    srv.inst.write_conf("max-body = 16\n")
+    assert_problem(srv.sms(), 413)
+    srv.inst.write_conf("")
+    assert srv.sms().status_code == 202
+
+
+def test_a_broken_config_is_500_until_fixed(srv):
+    srv.inst.write_conf("this is no config line\n")
+    assert_problem(srv.sms(), 500)
+    # The health check needs no config.
+    assert srv.get("/ping", client=None).status_code == 200
+    srv.inst.write_conf("")
+    assert srv.sms().status_code == 202
+
+
+def test_a_changed_keys_file_applies_to_the_next_request(srv):
+    keys = srv.inst.keys_file
+    text = keys.read_text()
+    assert srv.sms().status_code == 202
+    # Every key gone, in place (same inode): the next request is refused.
+    keys.write_text("")
+    assert_unauthorized(srv.sms())
+    keys.write_text(text)
+    assert srv.sms().status_code == 202
+
+
+@pytest.mark.parametrize("path", ["/nope", "/cgi-bin/ping", "/messages/",
+                                  "/messages/a/b", "/ping/x"])
+def test_no_route_is_a_404_problem(srv, path):
+    r = srv.get(path, client=None)
+    assert_problem(r, 404)
+    assert r.json()["detail"] == "no route " + path
+
+
+def test_the_query_string_is_not_the_route(srv):
+    assert srv.get("/ping?x=/sms/v1/deliver", client=None).text == "pong"
+    r = srv.get("/nope?/ping", client=None)
+    assert_problem(r, 404)
