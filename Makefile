@@ -36,6 +36,9 @@ CURL_LIBS	 = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 # GMime builds the email (spooler/message.c): msgspoold alone links it.
 GMIME_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags gmime-3.0 2>/dev/null)
 GMIME_LIBS	 = $(shell $(PKG_CONFIG) --libs gmime-3.0 2>/dev/null)
+# libsmpp34 packs and unpacks the SMPP PDUs: msgspoold alone links it.
+SMPP_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags libsmpp34 2>/dev/null)
+SMPP_LIBS	 = $(shell $(PKG_CONFIG) --libs libsmpp34 2>/dev/null)
 CMOCKA_CFLAGS	 = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS	 = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 MAGIC_LIBS	 = -lmagic
@@ -62,7 +65,7 @@ SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
 		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
 		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o \
-		   $(O)spooler/gsm.o
+		   $(O)spooler/gsm.o $(O)spooler/provider_smpp.o
 DAEMON		 = $(O)spooler/msgspoold
 # msgspool-fcgi: the programs' endpoints compiled in (-DMSGSPOOL_FCGI),
 # linked dynamically with libfcgi; the CGI programs never link it.
@@ -84,6 +87,7 @@ UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 		   libcurl4-openssl-dev libmagic-dev libgmime-3.0-dev \
+		   libsmpp34-dev \
 		   libfcgi-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-requests python3-aiosmtpd python3-yaml \
@@ -145,6 +149,10 @@ $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
+$(O)spooler/provider_smpp.o: spooler/provider_smpp.c spooler/*.h lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -c -o $@ $<
+
 $(O)spooler/message.o: spooler/message.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
@@ -162,7 +170,7 @@ $(DAEMON): $(O)spooler/msgspoold.o $(O)spooler/claimkeep.o $(SPOOLER_OBJS) \
     $(LIBA)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(O)spooler/msgspoold.o \
 	    $(O)spooler/claimkeep.o $(SPOOLER_OBJS) $(LIBA) $(LIBS_BASE) \
-	    $(CURL_LIBS) $(GMIME_LIBS)
+	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
 $(CLI): $(O)spooler/msgspool.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
@@ -305,7 +313,7 @@ install: all
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in sent index events-failed; do \
+	for d in sent index events-failed status; do \
 	    install -d -m 2750 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in outbox; do \
 	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done

@@ -90,21 +90,14 @@ static json_t *
 receipt_doc(const char *provider, const char *msgid, const char *pmid,
     const char *status, const char *theirs, time_t at, json_t *error)
 {
-	char	 rid[SPOOL_ID_LEN + 1], when[RFC3339_LEN], now[RFC3339_LEN];
-	json_t	*doc;
+	char	 rid[SPOOL_ID_LEN + 1];
 
 	if (ulid_new(rid) == -1) {
 		json_decref(error);
 		return NULL;
 	}
-	rfc3339_format(at, when, sizeof(when));
-	rfc3339_format(time(NULL), now, sizeof(now));
-	doc = json_pack("{s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s, "
-	    "s:o}", "version", MSGDOC_VERSION, "id", rid, "provider", provider,
-	    "message", msgid, "providerMessageId", pmid, "status", status,
-	    "providerStatus", theirs, "at", when, "received", now, "error",
-	    error ? error : json_null());
-	return doc;
+	return msgdoc_receipt_new(rid, provider, msgid, pmid, status, theirs,
+	    at, error);
 }
 
 /*

@@ -276,6 +276,65 @@ spool_index_get(struct spool *s, const char *key, char *id)
 	return ulid_valid(id) ? 0 : -1;
 }
 
+/* A status file's name: NAME.json, NAME plain. */
+static int
+status_name(const char *name, char *out, size_t len)
+{
+	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL ||
+	    (size_t)snprintf(out, len, "%s.json", name) >= len)
+		return -1;
+	return 0;
+}
+
+int
+spool_status_put(struct spool *s, const char *name, const json_t *doc)
+{
+	char	 file[160], tmp[200], *text;
+	int	 afd, fd, rc = -1;
+
+	if (status_name(name, file, sizeof(file)) == -1 ||
+	    (text = json_dumps(doc, JSON_COMPACT)) == NULL)
+		return -1;
+	if ((afd = spool_area(s, "status", 1)) == -1) {
+		free(text);
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), ".%s.%ld", file, (long)getpid());
+	if ((fd = openat(afd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, SPOOL_FILE_MODE)) != -1) {
+		if (util_write_all(fd, text, strlen(text)) == 0 &&
+		    util_write_all(fd, "\n", 1) == 0 && close(fd) == 0 &&
+		    renameat(afd, tmp, afd, file) == 0)
+			rc = 0;
+		else
+			unlinkat(afd, tmp, 0);
+	}
+	close(afd);
+	free(text);
+	return rc;
+}
+
+json_t *
+spool_status_get(struct spool *s, const char *name)
+{
+	char	 file[160], buf[8192];
+	ssize_t	 n;
+	int	 afd, fd;
+
+	if (status_name(name, file, sizeof(file)) == -1 ||
+	    (afd = spool_area(s, "status", 0)) == -1)
+		return NULL;
+	fd = util_open_regular(afd, file, 1);
+	close(afd);
+	if (fd == -1)
+		return NULL;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	return json_loadb(buf, (size_t)n, 0, NULL);
+}
+
 /* The directory fd of a client's uploads, made when create is set. */
 static int
 upload_dir(struct spool *s, const char *client, int create)

@@ -276,6 +276,74 @@ msgdoc_provider_id(const json_t *doc)
 	return NULL;
 }
 
+const char *
+msgdoc_provider_part(const json_t *doc, size_t i)
+{
+	json_t	*parts;
+
+	parts = json_object_get(json_object_get(doc, "providerReply"),
+	    "partIds");
+	if (!json_is_array(parts))
+		return i == 0 ? msgdoc_provider_id(doc) : NULL;
+	return json_string_value(json_array_get(parts, i));
+}
+
+const char *
+msgdoc_part_receipt(json_t *doc, const char *pmid, const char *status,
+    int *changed)
+{
+	json_t		*parts, *st, *v;
+	const char	*p;
+	size_t		 i, n, delivered = 0;
+	int		 ours = 0;
+
+	*changed = 0;
+	parts = json_object_get(json_object_get(doc, "providerReply"),
+	    "partIds");
+	if (pmid == NULL || !json_is_array(parts) ||
+	    (n = json_array_size(parts)) < 2)
+		return status;
+	json_array_foreach(parts, i, v)
+		if ((p = json_string_value(v)) != NULL && strcmp(p, pmid) == 0)
+			ours = 1;
+	if (!ours)
+		return status;
+	if (!json_is_object(st = json_object_get(doc, "partStatus"))) {
+		json_object_set_new(doc, "partStatus", json_object());
+		st = json_object_get(doc, "partStatus");
+	}
+	p = json_string_value(json_object_get(st, pmid));
+	if (p == NULL || strcmp(p, status) != 0) {
+		json_object_set_new(st, pmid, json_string(status));
+		*changed = 1;
+	}
+	if (strcmp(status, "undelivered") == 0)
+		return status;
+	json_array_foreach(parts, i, v)
+		if ((p = json_string_value(json_object_get(st,
+		    json_string_value(v)))) != NULL &&
+		    strcmp(p, "delivered") == 0)
+			delivered++;
+	return strcmp(status, "delivered") == 0 && delivered == n ? status :
+	    NULL;
+}
+
+json_t *
+msgdoc_receipt_new(const char *rid, const char *provider, const char *msgid,
+    const char *pmid, const char *status, const char *theirs, time_t at,
+    json_t *error)
+{
+	char	when[RFC3339_LEN], now[RFC3339_LEN];
+
+	rfc3339_format(at, when, sizeof(when));
+	rfc3339_format(time(NULL), now, sizeof(now));
+	return json_pack("{s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s, "
+	    "s:o}", "version", MSGDOC_VERSION, "id", rid, "provider", provider,
+	    "message", msgid, "providerMessageId", pmid, "status", status,
+	    "providerStatus", theirs, "at", when, "received", now, "error",
+	    error ? error : json_null());
+}
+
 /*
  * A provider's error as the status object gives it: {"code": a string,
  * an integer or null, "message": a string}, whatever the provider sent.

@@ -105,6 +105,34 @@ int		 msgdoc_receipt(json_t *doc, const char *state,
 		    const char *status, time_t at, const json_t *error);
 
 /*
+ * The provider's id of part i of a message sent in several (the smpp
+ * provider's "partIds"; part 0 is its providerMessageId), or NULL past
+ * the last.  A message in one part has its provider id as part 0.
+ */
+const char	*msgdoc_provider_part(const json_t *doc, size_t i);
+
+/*
+ * A receipt for the part of a message that the provider calls pmid:
+ * the part's status recorded ("partStatus"), and the status the message
+ * takes from it: undelivered as soon as one part is, delivered once
+ * every part is, else NULL (only the part moved; *changed says whether
+ * the document did).  For a message in one part, or a pmid that names
+ * none of its parts, status itself.
+ */
+const char	*msgdoc_part_receipt(json_t *doc, const char *pmid,
+		    const char *status, int *changed);
+
+/*
+ * A receipt document of receipts/ (msgspool-spool(5)) with id rid: for
+ * message msgid (or NULL) or the provider's id pmid (or NULL), our
+ * status and the provider's own (theirs), when it happened, and the
+ * error (stolen, may be NULL).  NULL out of memory.
+ */
+json_t		*msgdoc_receipt_new(const char *rid, const char *provider,
+		    const char *msgid, const char *pmid, const char *status,
+		    const char *theirs, time_t at, json_t *error);
+
+/*
  * The status of a message (conf/openapi.yaml, MessageStatus) from the
  * state directory its file is in ("new", "deferred", "cur", "sent",
  * "failed") and what it records: scheduled, queued, sending, retrying,

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nettle/base64.h>
 #include <nettle/hmac.h>
@@ -322,6 +323,73 @@ receipt_meta_status(const char *status)
 	if (strcmp(status, "failed") == 0)
 		return "undelivered";
 	return NULL;
+}
+
+const char *
+receipt_smpp_status(const char *stat)
+{
+	static const char *const failed[] = { "UNDELIV", "EXPIRED",
+	    "DELETED", "REJECTD", "UNKNOWN" };
+	size_t	i;
+
+	if (stat == NULL)
+		return NULL;
+	if (strcmp(stat, "DELIVRD") == 0)
+		return "delivered";
+	for (i = 0; i < sizeof(failed) / sizeof(failed[0]); i++)
+		if (strcmp(stat, failed[i]) == 0)
+			return "undelivered";
+	return NULL;
+}
+
+const char *
+receipt_smpp_state(unsigned state)
+{
+	/* SMPP 3.4, 5.2.28 message_state. */
+	static const char *const names[] = { NULL, "ENROUTE", "DELIVRD",
+	    "EXPIRED", "DELETED", "UNDELIV", "ACCEPTD", "UNKNOWN", "REJECTD" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
+}
+
+/*
+ * The value of key (with its colon) in the text of a receipt, at the
+ * start or after a space: copied into out up to the next space.  0, -1
+ * when absent or too long.
+ */
+static int
+smpp_field(const char *text, size_t len, const char *key, char *out,
+    size_t outlen)
+{
+	size_t	klen = strlen(key), i, n;
+
+	for (i = 0; i + klen <= len; i++) {
+		if ((i > 0 && text[i - 1] != ' ') ||
+		    strncasecmp(text + i, key, klen) != 0)
+			continue;
+		i += klen;
+		for (n = 0; i + n < len && text[i + n] != ' ' &&
+		    text[i + n] != '\0'; n++)
+			;
+		if (n == 0 || n >= outlen)
+			return -1;
+		memcpy(out, text + i, n);
+		out[n] = '\0';
+		return 0;
+	}
+	return -1;
+}
+
+int
+receipt_smpp_text(const char *text, size_t len, char *id, size_t idlen,
+    char *stat, size_t statlen, char *err, size_t errlen)
+{
+	if (smpp_field(text, len, "id:", id, idlen) == -1 ||
+	    smpp_field(text, len, "stat:", stat, statlen) == -1)
+		return -1;
+	if (smpp_field(text, len, "err:", err, errlen) == -1 && errlen > 0)
+		err[0] = '\0';
+	return 0;
 }
 
 /* The rank of a status along sent -> delivered -> read; -1: none. */

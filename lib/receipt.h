@@ -74,6 +74,29 @@ const char	*receipt_twilio_status(const char *status, int call);
 const char	*receipt_meta_status(const char *status);
 
 /*
+ * An SMPP delivery receipt's final state (the "stat:" of its text, or
+ * the message_state TLV's name): DELIVRD -> "delivered"; UNDELIV,
+ * EXPIRED, DELETED, REJECTD, UNKNOWN -> "undelivered"; ENROUTE, ACCEPTD
+ * and anything else NULL (an event only, or not a state).
+ */
+const char	*receipt_smpp_status(const char *stat);
+
+/* The name of an SMPP message_state value (2 DELIVRD ...), or NULL. */
+const char	*receipt_smpp_state(unsigned state);
+
+/*
+ * The fields of the text of an SMPP delivery receipt ("id:ID sub:001
+ * dlvrd:001 submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DELIVRD
+ * err:000 text:..."; keys in any case, in any order): id, stat and
+ * err (the last optional, "" when absent) copied NUL-terminated into
+ * the buffers given.  0, or -1 when there is no id or no stat, or one
+ * does not fit.
+ */
+int		 receipt_smpp_text(const char *text, size_t len, char *id,
+		    size_t idlen, char *stat, size_t statlen, char *err,
+		    size_t errlen);
+
+/*
  * Whether a receipt saying status may move a message that is now
  * current: only forward (sent -> delivered -> read; sent ->
  * undelivered), never back.

@@ -335,6 +335,16 @@ int		 spool_index_put(struct spool *, const char *key,
 int		 spool_index_get(struct spool *, const char *key, char *id);
 
 /*
+ * The state a daemon shows of something it runs (status/NAME.json: an
+ * SMPP session), for the CLI to print.  Replaced whole (tmp file and
+ * rename), not synced: it is news, not a record.  NAME is a plain name.
+ * put: 0 or -1.  get: a new reference, or NULL (none, unreadable).
+ */
+int		 spool_status_put(struct spool *, const char *name,
+		    const json_t *doc);
+json_t		*spool_status_get(struct spool *, const char *name);
+
+/*
  * Whether the daemon can work in the spool: every state directory
  * writable.  0, or -1 with the reason in err.
  */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ recipient(const json_t *doc)
 {
 	return str(json_object_get(doc, "message"), "to");
 }
+
+static size_t	sessions(struct cli *);
 
 static int
 cmd_list(struct cli *c, int argc, char **argv)
@@ -102,6 +105,66 @@ cmd_list(struct cli *c, int argc, char **argv)
 		spool_names_free(names, (size_t)n);
 	}
 	printf("%zu message%s\n", total, total == 1 ? "" : "s");
+	if (want == -1)
+		sessions(c);
+	return 0;
+}
+
+/*
+ * The sessions msgspoold runs (the smpp provider's; msgspool(8),
+ * status): each [section] with provider smpp and the state its daemon
+ * last wrote.  The number of sessions.
+ */
+static size_t
+sessions(struct cli *c)
+{
+	const char	*sec, *p, *state;
+	json_t		*st;
+	char		 name[128];
+	pid_t		 pid;
+	size_t		 i, n = 0;
+
+	for (i = 0; (sec = config_section(c->cfg, i)) != NULL; i++) {
+		if ((p = config_get(c->cfg, sec, "provider")) == NULL ||
+		    strcmp(p, "smpp") != 0)
+			continue;
+		n++;
+		snprintf(name, sizeof(name), "smpp-%s", sec);
+		if ((st = spool_status_get(c->spool, name)) == NULL) {
+			printf("smpp [%s] %s: no session yet (msgspoold binds "
+			    "with the first message)\n", sec,
+			    config_get(c->cfg, sec, "host"));
+			continue;
+		}
+		state = str(st, "state");
+		pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
+		/* A daemon that died wrote no "stopped". */
+		if (strcmp(state, "stopped") != 0 && pid > 0 &&
+		    kill(pid, 0) == -1 && errno == ESRCH)
+			state = "stopped (msgspoold is not running)";
+		printf("smpp [%s] %s:%s as %s: %s since %s, window %lld/%lld "
+		    "in use, %lld queued%s%s\n", sec, str(st, "host"),
+		    str(st, "port"), str(st, "systemId"), state,
+		    str(st, "since"),
+		    (long long)json_integer_value(json_object_get(st,
+		    "inUse")), (long long)json_integer_value(json_object_get(st,
+		    "window")), (long long)json_integer_value(json_object_get(st,
+		    "queued")), json_is_string(json_object_get(st,
+		    "lastError")) ? "; last error: " : "",
+		    json_is_string(json_object_get(st, "lastError")) ?
+		    str(st, "lastError") : "");
+		json_decref(st);
+	}
+	return n;
+}
+
+static int
+cmd_status(struct cli *c, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	if (sessions(c) == 0)
+		printf("no sessions: no section has provider smpp\n");
 	return 0;
 }
 
@@ -523,6 +586,7 @@ cmd_webhook_secret(struct cli *c, int argc, char **argv)
 static const struct verb verbs[] = {
 	{ "list", 0, 1, 1, "list [STATE]", cmd_list },
 	{ "show", 1, 1, 1, "show ID", cmd_show },
+	{ "status", 0, 0, 1, "status", cmd_status },
 	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },
 	{ "delete", 1, -1, 1, "delete ID...", cmd_delete },
 	{ "key", 2, 4, 0, "key add CLIENT SCOPES [--test] | key disable CLIENT",

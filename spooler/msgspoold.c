@@ -54,6 +54,7 @@
 #define TMP_MAX_AGE	(36 * 3600)
 #define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
 #define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
+#define WAIT_SESSIONS_MAX	16	/* sockets of sessions (smpp) waited on */
 /* Webhook transfers at most, beside "concurrency" messages. */
 #define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
 
@@ -333,13 +334,17 @@ index_provider_id(struct daemon *d, const json_t *doc)
 {
 	const char	*prov = msgdoc_provider(doc), *pmid;
 	char		 key[41];
+	size_t		 i;
 
-	if (prov == NULL || (pmid = msgdoc_provider_id(doc)) == NULL)
+	if (prov == NULL)
 		return 0;
-	receipt_index_key(prov, pmid, key);
-	if (spool_index_put(d->spool, key, msgdoc_id(doc)) == -1)
-		log_warn("%s: cannot index %s id %s: its receipts will not "
-		    "find it", msgdoc_id(doc), prov, pmid);
+	/* Each part of a message sent in several has a receipt of its own. */
+	for (i = 0; (pmid = msgdoc_provider_part(doc, i)) != NULL; i++) {
+		receipt_index_key(prov, pmid, key);
+		if (spool_index_put(d->spool, key, msgdoc_id(doc)) == -1)
+			log_warn("%s: cannot index %s id %s: its receipts will "
+			    "not find it", msgdoc_id(doc), prov, pmid);
+	}
 	return 0;
 }
 
@@ -351,14 +356,19 @@ index_provider_id(struct daemon *d, const json_t *doc)
  */
 static int
 record_receipt(struct daemon *d, json_t *doc, const char *name,
-    const char *status, time_t when, const json_t *error)
+    const char *pmid, const char *status, time_t when, const json_t *error)
 {
 	const char	*before;
 	char		 ev[SPOOL_NAME_MAX] = "", was[32];
+	int		 part;
 
 	before = msgdoc_status(doc, "sent");
 	snprintf(was, sizeof(was), "%s", before);
-	if (!msgdoc_receipt(doc, "sent", status, when, error))
+	/* A part's receipt moves the message only when it decides it. */
+	if ((status = msgdoc_part_receipt(doc, pmid, status, &part)) == NULL)
+		return part && spool_store(d->spool, SPOOL_SENT, name, doc,
+		    SPOOL__MAX) != MSG_OK;
+	if (!msgdoc_receipt(doc, "sent", status, when, error) && !part)
 		return 0;
 	if (strcmp(was, msgdoc_status(doc, "sent")) != 0) {
 		if (event_record(d->spool, d->cfg, doc, "sent", time(NULL),
@@ -428,7 +438,7 @@ apply_receipt(void *arg, const char *rname)
 		    sizeof(err))) == NULL)
 			keep = errno == ENOENT;
 		else {
-			keep = record_receipt(d, doc, name, status, when,
+			keep = record_receipt(d, doc, name, pmid, status, when,
 			    json_object_get(r, "error"));
 			if (!keep)
 				log_info("receipt %s: %s %s", msgid, prov,
@@ -780,6 +790,8 @@ admit(void *arg, const char *name)
 	job->route = r;
 	r->inflight++;
 	r->provider->start(r->state, job);
+	if (job->pending)
+		return 0;	/* a session has it (provider.h) */
 	if (job->easy == NULL) {
 		job_done(d, job);
 		return 0;
@@ -797,9 +809,11 @@ static void
 reap(struct daemon *d)
 {
 	struct job	*job;
+	struct route	*r;
 	CURLMsg		*m;
 	curl_off_t	 ra = 0;
 	long		 code = 0;
+	size_t		 i;
 	int		 left;
 
 	while ((m = curl_multi_info_read(d->multi, &left)) != NULL) {
@@ -822,6 +836,15 @@ reap(struct daemon *d)
 		job->route->provider->finish(job->route->state, job,
 		    m->data.result, code);
 		job_done(d, job);
+	}
+	/* And the providers with a session of their own (smpp). */
+	for (i = 0; i < d->nroutes; i++) {
+		r = d->routes[i];
+		if (r->provider->run == NULL)
+			continue;
+		r->provider->run(r->state, stopping);
+		while ((job = r->provider->reap(r->state)) != NULL)
+			job_done(d, job);
 	}
 }
 
@@ -912,8 +935,10 @@ drain_inotify(struct daemon *d)
 static void
 wait_for_work(struct daemon *d, time_t now)
 {
-	struct curl_waitfd	 w;
+	struct curl_waitfd	 w[1 + WAIT_SESSIONS_MAX];
+	const struct provider	*p;
 	time_t			 until;
+	size_t			 i;
 	int			 ms, n = 0;
 
 	until = d->next_promote < d->next_recover ? d->next_promote :
@@ -928,12 +953,17 @@ wait_for_work(struct daemon *d, time_t now)
 		ms = 0;
 	/* Files arriving only matter when there is room for them. */
 	if (d->ino != -1 && d->inflight < d->concurrency) {
-		w.fd = d->ino;
-		w.events = CURL_WAIT_POLLIN;
-		w.revents = 0;
+		w[0].fd = d->ino;
+		w[0].events = CURL_WAIT_POLLIN;
+		w[0].revents = 0;
 		n = 1;
 	}
-	curl_multi_poll(d->multi, n ? &w : NULL, (unsigned)n, ms, NULL);
+	/* The sessions' sockets, and their timers. */
+	for (i = 0; i < d->nroutes; i++)
+		if ((p = d->routes[i]->provider)->fds != NULL)
+			n += (int)p->fds(d->routes[i]->state, w + n,
+			    WAIT_SESSIONS_MAX + 1 - (size_t)n, &ms);
+	curl_multi_poll(d->multi, n ? w : NULL, (unsigned)n, ms, NULL);
 	drain_inotify(d);
 }
 

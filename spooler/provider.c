@@ -12,6 +12,7 @@
 static const struct provider *const providers[] = {
 	&provider_file,
 	&provider_http,
+	&provider_smpp,
 	&provider_smtp,
 	&provider_twilio,
 	&provider_whatsapp,

@@ -6,6 +6,11 @@
  * provider) or sets up job->easy, which the daemon runs on its curl
  * multi handle; when the transfer ends, finish() turns its outcome into
  * MSG_OK, MSG_TEMPFAIL or MSG_PERMFAIL.
+ *
+ * A provider with a session of its own (smpp) keeps the job instead:
+ * start() sets job->pending; the daemon waits on the descriptors fds()
+ * names beside its curl transfers, calls run() when one is ready or a
+ * timer is due, and takes back each job it finished with reap().
  */
 #ifndef PROVIDER_H
 #define PROVIDER_H
@@ -30,6 +35,7 @@ struct job {
 	struct route		*route;
 
 	CURL			*easy;		/* NULL: finished in start() */
+	int			 pending;	/* kept by a session: reap() */
 	struct curl_slist	*headers;
 	struct curl_slist	*rcpts;
 	char			*body;		/* request body, if any */
@@ -61,10 +67,23 @@ struct provider {
 	void		 (*finish)(void *state, struct job *, CURLcode rc,
 			    long code);
 	void		 (*free_state)(void *state);
+
+	/*
+	 * A provider with a session (NULL for the others).  fds: the
+	 * descriptors to wait on (max at most) and, in *timeout_ms, when
+	 * run() is due at the latest (lowered, never raised).  run: read,
+	 * write and keep time; stopping: submit nothing new and wind down.
+	 * reap: a job it finished (its outcome set), or NULL.
+	 */
+	size_t		 (*fds)(void *state, struct curl_waitfd *, size_t max,
+			    int *timeout_ms);
+	void		 (*run)(void *state, int stopping);
+	struct job	*(*reap)(void *state);
 };
 
 extern const struct provider provider_file;
 extern const struct provider provider_http;
+extern const struct provider provider_smpp;
 extern const struct provider provider_smtp;
 extern const struct provider provider_twilio;
 extern const struct provider provider_whatsapp;

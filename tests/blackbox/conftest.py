@@ -269,7 +269,8 @@ class Instance:
         # The states, the outbox and the areas beside them (not uploads/:
         # an upload outlives the messages that use it).
         for sub in list(STATES) + ["outbox", "blobs", "receipts", "index",
-                                   "events", "events-failed", "rates", "idempotency"]:
+                                   "events", "events-failed", "rates", "idempotency",
+                                   "status"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)

@@ -135,7 +135,7 @@ def test_spool_modes(dest):
               "failed", "receipts", "events", "rates", "idempotency"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
-    for d in ("sent", "index", "events-failed"):
+    for d in ("sent", "index", "events-failed", "status"):
         assert mode(spool / d) == 0o2750, d
     assert mode(spool / "outbox") == 0o700      # the daemon's alone
 

@@ -119,6 +119,28 @@ test_index(void **state)
 	assert_int_equal(spool_index_get(f->sp, "abc", got), -1);
 }
 
+/* A daemon's status file: replaced whole, read back, plain names only. */
+static void
+test_status(void **state)
+{
+	struct tu_spool	*f = *state;
+	json_t		*doc, *got;
+
+	assert_null(spool_status_get(f->sp, "smpp-sms"));
+	doc = json_pack("{s:s, s:i}", "state", "bound", "inUse", 3);
+	assert_int_equal(spool_status_put(f->sp, "smpp-sms", doc), 0);
+	json_object_set_new(doc, "inUse", json_integer(4));
+	assert_int_equal(spool_status_put(f->sp, "smpp-sms", doc), 0);
+	got = spool_status_get(f->sp, "smpp-sms");
+	assert_non_null(got);
+	assert_true(json_equal(got, doc));
+	json_decref(got);
+	assert_int_equal(spool_status_put(f->sp, "../x", doc), -1);
+	assert_int_equal(spool_status_put(f->sp, ".x", doc), -1);
+	assert_int_equal(spool_status_put(f->sp, "", doc), -1);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -126,6 +148,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_store_scan_load_remove),
 		T(test_index),
+		T(test_status),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -219,6 +219,65 @@ test_status(void **state)
 	json_decref(doc);
 }
 
+/* A message in parts: delivered once every part is, undelivered at once. */
+static void
+test_parts(void **state)
+{
+	json_t	*doc, *rc;
+	int	 changed;
+
+	(void)state;
+	doc = json_pack("{s:{s:s, s:s, s:[s, s, s]}}", "providerReply",
+	    "provider", "smpp", "messageId", "A", "partIds", "A", "B", "C");
+	assert_string_equal(msgdoc_provider_part(doc, 0), "A");
+	assert_string_equal(msgdoc_provider_part(doc, 2), "C");
+	assert_null(msgdoc_provider_part(doc, 3));
+	assert_null(msgdoc_part_receipt(doc, "A", "delivered", &changed));
+	assert_true(changed);
+	assert_null(msgdoc_part_receipt(doc, "A", "delivered", &changed));
+	assert_false(changed);
+	assert_null(msgdoc_part_receipt(doc, "C", "delivered", &changed));
+	assert_string_equal(msgdoc_part_receipt(doc, "B", "delivered",
+	    &changed), "delivered");
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(doc, "partStatus"), "B")), "delivered");
+	/* Not a part of it: the receipt speaks for the message. */
+	assert_string_equal(msgdoc_part_receipt(doc, "Z", "delivered",
+	    &changed), "delivered");
+	assert_false(changed);
+	assert_string_equal(msgdoc_part_receipt(doc, NULL, "read", &changed),
+	    "read");
+	json_decref(doc);
+
+	doc = json_pack("{s:{s:s, s:s, s:[s, s]}}", "providerReply",
+	    "provider", "smpp", "messageId", "A", "partIds", "A", "B");
+	assert_string_equal(msgdoc_part_receipt(doc, "B", "undelivered",
+	    &changed), "undelivered");
+	json_decref(doc);
+
+	/* One part, or another provider: its id is part 0. */
+	doc = json_pack("{s:{s:s, s:s}}", "providerReply", "provider",
+	    "twilio", "sid", "SM1");
+	assert_string_equal(msgdoc_provider_part(doc, 0), "SM1");
+	assert_null(msgdoc_provider_part(doc, 1));
+	assert_string_equal(msgdoc_part_receipt(doc, "SM1", "delivered",
+	    &changed), "delivered");
+	json_decref(doc);
+
+	rc = msgdoc_receipt_new("01M8000000000000000000000A", "smpp", NULL,
+	    "0A1B", "undelivered", "UNDELIV", 0, json_pack("{s:s}", "code",
+	    "034"));
+	assert_non_null(rc);
+	assert_string_equal(json_string_value(json_object_get(rc,
+	    "providerMessageId")), "0A1B");
+	assert_true(json_is_null(json_object_get(rc, "message")));
+	assert_string_equal(json_string_value(json_object_get(rc, "at")),
+	    "1970-01-01T00:00:00Z");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    rc, "error"), "code")), "034");
+	json_decref(rc);
+}
+
 int
 main(void)
 {
@@ -229,6 +288,7 @@ main(void)
 		cmocka_unit_test(test_retry_restarts_max_age),
 		cmocka_unit_test(test_upload),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

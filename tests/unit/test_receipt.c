@@ -171,6 +171,55 @@ test_index_key(void **state)
 	assert_string_not_equal(a, b);
 }
 
+/* SMPP 3.4 delivery receipts: the text of Appendix B and the states. */
+static void
+test_smpp(void **state)
+{
+	static const char text[] = "id:0A1B2C sub:001 dlvrd:001 submit "
+	    "date:2611231200 done date:2611231201 stat:DELIVRD err:000 "
+	    "text:hello stat:X";
+	char	id[66], stat[16], err[16];
+
+	(void)state;
+	assert_int_equal(receipt_smpp_text(text, strlen(text), id, sizeof(id),
+	    stat, sizeof(stat), err, sizeof(err)), 0);
+	assert_string_equal(id, "0A1B2C");
+	assert_string_equal(stat, "DELIVRD");
+	assert_string_equal(err, "000");
+	/* Keys in any case and order; err optional; "sub:id:" is no id. */
+	assert_int_equal(receipt_smpp_text("Stat:UNDELIV sub:id:9 ID:77", 27,
+	    id, sizeof(id), stat, sizeof(stat), err, sizeof(err)), 0);
+	assert_string_equal(id, "77");
+	assert_string_equal(stat, "UNDELIV");
+	assert_string_equal(err, "");
+	/* No id, no stat, or one too long: not a receipt. */
+	assert_int_equal(receipt_smpp_text("stat:DELIVRD", 12, id, sizeof(id),
+	    stat, sizeof(stat), err, sizeof(err)), -1);
+	assert_int_equal(receipt_smpp_text("id:1 stat:", 10, id, sizeof(id),
+	    stat, sizeof(stat), err, sizeof(err)), -1);
+	assert_int_equal(receipt_smpp_text("id:123456 stat:DELIVRD", 22, id,
+	    4, stat, sizeof(stat), err, sizeof(err)), -1);
+	/* The text is not NUL-terminated: len bounds it. */
+	assert_int_equal(receipt_smpp_text("id:12 stat:DELIVRDxyz", 18, id,
+	    sizeof(id), stat, sizeof(stat), err, sizeof(err)), 0);
+	assert_string_equal(stat, "DELIVRD");
+
+	assert_string_equal(receipt_smpp_status("DELIVRD"), "delivered");
+	assert_string_equal(receipt_smpp_status("UNDELIV"), "undelivered");
+	assert_string_equal(receipt_smpp_status("EXPIRED"), "undelivered");
+	assert_string_equal(receipt_smpp_status("REJECTD"), "undelivered");
+	assert_string_equal(receipt_smpp_status("DELETED"), "undelivered");
+	assert_string_equal(receipt_smpp_status("UNKNOWN"), "undelivered");
+	assert_null(receipt_smpp_status("ENROUTE"));
+	assert_null(receipt_smpp_status("ACCEPTD"));
+	assert_null(receipt_smpp_status(NULL));
+	assert_string_equal(receipt_smpp_state(2), "DELIVRD");
+	assert_string_equal(receipt_smpp_state(5), "UNDELIV");
+	assert_string_equal(receipt_smpp_state(8), "REJECTD");
+	assert_null(receipt_smpp_state(0));
+	assert_null(receipt_smpp_state(9));
+}
+
 int
 main(void)
 {
@@ -181,6 +230,7 @@ main(void)
 		cmocka_unit_test(test_form),
 		cmocka_unit_test(test_statuses),
 		cmocka_unit_test(test_index_key),
+		cmocka_unit_test(test_smpp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,622 @@
+"""
+A stand-in SMSC for msgspoold's smpp provider, written from the SMPP 3.4
+specification (Issue 1.2: section 2.2 sessions, 3.2 PDU format, 4.1
+bind_transceiver, 4.4 submit_sm, 4.6 deliver_sm, 4.11 enquire_link, 5.2
+parameters, 5.3 TLVs, Appendix B delivery receipts) and GSM 03.38 /
+3GPP TS 23.038 (the default alphabet) and 23.040 (the concatenation
+UDH).  Only the Python standard library (sockets and struct).
+
+Every PDU msgspoold sends is checked field by field; a PDU that breaks
+the specification is listed in smsc.violations with the reason (a test
+asserts that list is empty) and answered as an SMSC would
+(generic_nack, or the response with an error status).
+
+    with Smsc(system_id="acme", password="secret") as smsc:
+        conf = smsc.config(window=10)       # an [sms] section
+        smsc.script("4915112345678", [ESME_RTHROTTLED, "ok"])
+        smsc.latency = 0.005                # before each submit_sm_resp
+        smsc.receipts = "tlv"               # or "text", or None
+        ...
+        smsc.wait_for(lambda: len(smsc.submits) >= 3, timeout=10)
+
+Behaviours a test controls:
+  latency     seconds before each submit_sm_resp (default 0)
+  script(dest, outcomes)
+              per destination, the answers to its submit_sm in turn:
+              "ok", a command_status (int), or "drop" (close the session
+              on receiving it, unanswered); then "ok"
+  drop_after  close the session, unanswered, on receiving the Nth
+              submit_sm of that session (once)
+  receipts    None, "tlv" (receipted_message_id and message_state TLVs
+              and the text) or "text" (the text alone), sent right after
+              the submit_sm_resp; receipt_stat per destination
+              (default DELIVRD)
+  send_receipt(message_id, stat, form)   a receipt later, from the test
+  send_enquire_link()                    the SMSC asks too
+
+What it records: binds (system_id, password, accepted), submits (each
+field, the UDH, the decoded text, the message_id given), the most
+submit_sm unanswered at once per session (max_outstanding), enquire_links
+received and answered, deliver_sm_resp received, unbinds.
+"""
+
+import itertools
+import socket
+import struct
+import threading
+import time
+
+__all__ = ["Smsc", "ESME_ROK", "ESME_RTHROTTLED", "ESME_RMSGQFUL",
+           "ESME_RINVDSTADR", "ESME_RINVPASWD", "gsm_decode"]
+
+# Command ids (SMPP 3.4, 5.1.2.1).
+GENERIC_NACK = 0x80000000
+BIND_TRANSCEIVER = 0x00000009
+BIND_TRANSCEIVER_RESP = 0x80000009
+SUBMIT_SM = 0x00000004
+SUBMIT_SM_RESP = 0x80000004
+DELIVER_SM = 0x00000005
+DELIVER_SM_RESP = 0x80000005
+UNBIND = 0x00000006
+UNBIND_RESP = 0x80000006
+ENQUIRE_LINK = 0x00000015
+ENQUIRE_LINK_RESP = 0x80000015
+
+# Command status (5.1.3).
+ESME_ROK = 0x00
+ESME_RINVMSGLEN = 0x01
+ESME_RINVCMDLEN = 0x02
+ESME_RINVCMDID = 0x03
+ESME_RINVBNDSTS = 0x04
+ESME_RSYSERR = 0x08
+ESME_RINVDSTADR = 0x0B
+ESME_RINVPASWD = 0x0E
+ESME_RINVSYSID = 0x0F
+ESME_RMSGQFUL = 0x14
+ESME_RINVESMCLASS = 0x43
+ESME_RTHROTTLED = 0x58
+
+TLV_RECEIPTED_MESSAGE_ID = 0x001E
+TLV_MESSAGE_STATE = 0x0427
+MESSAGE_STATES = {"ENROUTE": 1, "DELIVRD": 2, "EXPIRED": 3, "DELETED": 4,
+                  "UNDELIV": 5, "ACCEPTD": 6, "UNKNOWN": 7, "REJECTD": 8}
+
+# GSM 03.38 default alphabet, septet -> character (0x1B: escape).
+GSM_BASIC = (
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+    "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà")
+GSM_EXT = {0x0A: "\f", 0x14: "^", 0x28: "{", 0x29: "}", 0x2F: "\\",
+           0x3C: "[", 0x3D: "~", 0x3E: "]", 0x40: "|", 0x65: "€"}
+assert len(GSM_BASIC) == 128
+
+
+def gsm_decode(octets):
+    """Unpacked septets (one an octet) to text; ValueError when one is
+    not a septet, or an escape names no character of the table."""
+    out, esc = [], False
+    for o in octets:
+        if o > 0x7F:
+            raise ValueError("octet 0x%02x is not a septet" % o)
+        if esc:
+            if o not in GSM_EXT:
+                raise ValueError("escape 0x1b 0x%02x names nothing" % o)
+            out.append(GSM_EXT[o])
+            esc = False
+        elif o == 0x1B:
+            esc = True
+        else:
+            out.append(GSM_BASIC[o])
+    if esc:
+        raise ValueError("an escape at the end")
+    return "".join(out)
+
+
+class Violation(Exception):
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class Reader:
+    """Fields of a PDU body in order (SMPP 3.4, 3.1 data types)."""
+
+    def __init__(self, body, what):
+        self.b, self.i, self.what = body, 0, what
+
+    def u8(self, name):
+        if self.i + 1 > len(self.b):
+            raise Violation(ESME_RINVCMDLEN, "%s: %s cut short" %
+                            (self.what, name))
+        v = self.b[self.i]
+        self.i += 1
+        return v
+
+    def cstr(self, name, maxlen, fixed=None):
+        """A C-Octet String of at most maxlen octets, NUL included;
+        fixed: the lengths (NUL included) it may have besides 1."""
+        j = self.b.find(b"\0", self.i)
+        if j == -1:
+            raise Violation(ESME_RINVCMDLEN, "%s: %s has no NUL" %
+                            (self.what, name))
+        v = self.b[self.i:j]
+        if len(v) + 1 > maxlen:
+            raise Violation(ESME_RINVCMDLEN, "%s: %s is %d octets, at most "
+                            "%d with its NUL" % (self.what, name, len(v) + 1,
+                                                 maxlen))
+        if fixed is not None and v and len(v) + 1 not in fixed:
+            raise Violation(ESME_RSYSERR, "%s: %s %r is not a time" %
+                            (self.what, name, v))
+        self.i = j + 1
+        try:
+            return v.decode("ascii")
+        except UnicodeDecodeError:
+            raise Violation(ESME_RSYSERR, "%s: %s is not ASCII" %
+                            (self.what, name))
+
+    def octets(self, name, n):
+        if self.i + n > len(self.b):
+            raise Violation(ESME_RINVMSGLEN, "%s: %s: %d octets announced, "
+                            "%d there" % (self.what, name, n,
+                                          len(self.b) - self.i))
+        v = self.b[self.i:self.i + n]
+        self.i += n
+        return v
+
+    def tlvs(self):
+        out = {}
+        while self.i < len(self.b):
+            if self.i + 4 > len(self.b):
+                raise Violation(ESME_RINVCMDLEN, "%s: a TLV header cut "
+                                "short" % self.what)
+            tag, ln = struct.unpack_from(">HH", self.b, self.i)
+            self.i += 4
+            out[tag] = self.octets("TLV 0x%04x" % tag, ln)
+        return out
+
+
+def pdu(command_id, status, seq, body=b""):
+    return struct.pack(">IIII", 16 + len(body), command_id, status,
+                       seq) + body
+
+
+def cstr(s):
+    return s.encode("ascii") + b"\0"
+
+
+class Session:
+    def __init__(self, smsc, conn, n):
+        self.smsc, self.conn, self.n = smsc, conn, n
+        self.bound = False
+        self.outstanding = 0
+        self.submits = 0
+        self.wlock = threading.Lock()
+        self.closed = False
+        self.seq = itertools.count(1)
+
+    def send(self, data):
+        with self.wlock:
+            if self.closed:
+                return
+            try:
+                self.conn.sendall(data)
+            except OSError:
+                self.closed = True
+
+    def close(self):
+        with self.wlock:
+            self.closed = True
+        try:
+            self.conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.conn.close()
+
+    def read_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.conn.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def run(self):
+        try:
+            while not self.closed:
+                head = self.read_exact(16)
+                if head is None:
+                    break
+                length, cid, status, seq = struct.unpack(">IIII", head)
+                if length < 16 or length > 64 * 1024:
+                    self.smsc.violation("a PDU of length %d" % length)
+                    break
+                body = self.read_exact(length - 16)
+                if body is None:
+                    self.smsc.violation("a PDU cut short by the close")
+                    break
+                self.handle(cid, status, seq, body)
+        except OSError:
+            pass
+        finally:
+            with self.smsc.lock:
+                self.smsc.closed_sessions += 1
+            self.close()
+
+    def handle(self, cid, status, seq, body):
+        smsc = self.smsc
+        if not (cid & 0x80000000) and status != 0:
+            smsc.violation("command 0x%08x with command_status %d (a "
+                           "request has 0)" % (cid, status))
+        if not (cid & 0x80000000) and not 1 <= seq <= 0x7FFFFFFF:
+            smsc.violation("sequence_number %d outside 1..0x7FFFFFFF" % seq)
+        try:
+            if cid == BIND_TRANSCEIVER:
+                self.bind(seq, body)
+            elif not self.bound and cid != GENERIC_NACK:
+                raise Violation(ESME_RINVBNDSTS, "command 0x%08x before "
+                                "a bind" % cid)
+            elif cid == SUBMIT_SM:
+                self.submit(seq, body)
+            elif cid == ENQUIRE_LINK:
+                if body:
+                    raise Violation(ESME_RINVCMDLEN, "enquire_link with a "
+                                    "body")
+                with smsc.lock:
+                    smsc.enquire_links += 1
+                self.send(pdu(ENQUIRE_LINK_RESP, ESME_ROK, seq))
+            elif cid == ENQUIRE_LINK_RESP:
+                if body or status != 0:
+                    smsc.violation("enquire_link_resp with a body or an "
+                                   "error")
+                with smsc.lock:
+                    smsc.enquire_answers.append(seq)
+            elif cid == DELIVER_SM_RESP:
+                # 4.6.2: message_id unused, a single NUL.
+                if body != b"\0":
+                    smsc.violation("deliver_sm_resp body %r, not one "
+                                   "NUL" % body)
+                with smsc.lock:
+                    smsc.deliver_resps.append((seq, status))
+            elif cid == UNBIND:
+                if body:
+                    raise Violation(ESME_RINVCMDLEN, "unbind with a body")
+                with smsc.lock:
+                    smsc.unbinds.append((time.monotonic(),
+                                         self.outstanding))
+                self.send(pdu(UNBIND_RESP, ESME_ROK, seq))
+                self.closed = True
+            elif cid == GENERIC_NACK:
+                smsc.violation("generic_nack 0x%08x from the ESME" % status)
+            else:
+                raise Violation(ESME_RINVCMDID, "command 0x%08x" % cid)
+        except Violation as v:
+            smsc.violation(v.reason)
+            resp = cid | 0x80000000 if cid in (BIND_TRANSCEIVER,
+                                               SUBMIT_SM) else GENERIC_NACK
+            self.send(pdu(resp, v.status, seq))
+
+    # 4.1.5 bind_transceiver
+    def bind(self, seq, body):
+        smsc = self.smsc
+        r = Reader(body, "bind_transceiver")
+        system_id = r.cstr("system_id", 16)
+        password = r.cstr("password", 9)
+        r.cstr("system_type", 13)
+        version = r.u8("interface_version")
+        ton = r.u8("addr_ton")
+        npi = r.u8("addr_npi")
+        r.cstr("address_range", 41)
+        if r.i != len(body):
+            raise Violation(ESME_RINVCMDLEN, "bind_transceiver: %d octets "
+                            "after address_range" % (len(body) - r.i))
+        if version != 0x34:
+            raise Violation(ESME_RSYSERR, "interface_version 0x%02x, not "
+                            "0x34" % version)
+        if ton > 6 or npi not in (0, 1, 3, 4, 6, 8, 9, 10, 14, 18):
+            raise Violation(ESME_RSYSERR, "addr_ton/npi %d/%d" % (ton, npi))
+        if self.bound:
+            raise Violation(0x05, "bind_transceiver on a bound session")
+        if system_id != smsc.system_id:
+            status = ESME_RINVSYSID
+        elif password != smsc.password:
+            status = ESME_RINVPASWD
+        else:
+            status = ESME_ROK
+        with smsc.lock:
+            smsc.binds.append({"system_id": system_id, "password": password,
+                               "accepted": status == ESME_ROK})
+        if status == ESME_ROK:
+            self.bound = True
+            self.send(pdu(BIND_TRANSCEIVER_RESP, 0, seq, cstr("STANDIN")))
+        else:
+            # 4.1.6: the body is not returned with an error.
+            self.send(pdu(BIND_TRANSCEIVER_RESP, status, seq))
+
+    # 4.4.1 submit_sm
+    def submit(self, seq, body):
+        smsc = self.smsc
+        r = Reader(body, "submit_sm")
+        f = {}
+        f["service_type"] = r.cstr("service_type", 6)
+        f["source_addr_ton"] = r.u8("source_addr_ton")
+        f["source_addr_npi"] = r.u8("source_addr_npi")
+        f["source_addr"] = r.cstr("source_addr", 21)
+        f["dest_addr_ton"] = r.u8("dest_addr_ton")
+        f["dest_addr_npi"] = r.u8("dest_addr_npi")
+        f["destination_addr"] = r.cstr("destination_addr", 21)
+        f["esm_class"] = r.u8("esm_class")
+        f["protocol_id"] = r.u8("protocol_id")
+        f["priority_flag"] = r.u8("priority_flag")
+        f["schedule_delivery_time"] = r.cstr("schedule_delivery_time", 17,
+                                             fixed=(17,))
+        f["validity_period"] = r.cstr("validity_period", 17, fixed=(17,))
+        f["registered_delivery"] = r.u8("registered_delivery")
+        f["replace_if_present_flag"] = r.u8("replace_if_present_flag")
+        f["data_coding"] = r.u8("data_coding")
+        f["sm_default_msg_id"] = r.u8("sm_default_msg_id")
+        sm_length = r.u8("sm_length")
+        if sm_length > 254:
+            raise Violation(ESME_RINVMSGLEN, "sm_length %d" % sm_length)
+        sm = r.octets("short_message", sm_length)
+        f["tlvs"] = r.tlvs()
+        # 5.2.5 and 5.2.6: numbers the specification knows.
+        if f["source_addr_ton"] > 6 or f["dest_addr_ton"] > 6:
+            raise Violation(ESME_RSYSERR, "a TON above 6")
+        if f["dest_addr_ton"] != 1 or f["dest_addr_npi"] != 1:
+            raise Violation(ESME_RINVDSTADR, "destination TON/NPI %d/%d, "
+                            "not international/E.164 for %s" % (
+                                f["dest_addr_ton"], f["dest_addr_npi"],
+                                f["destination_addr"]))
+        if not f["destination_addr"].isdigit() or not \
+                8 <= len(f["destination_addr"]) <= 15:
+            raise Violation(ESME_RINVDSTADR, "destination_addr %r is not "
+                            "an international number" %
+                            f["destination_addr"])
+        if f["source_addr_ton"] == 5:
+            if not 1 <= len(f["source_addr"]) <= 11:
+                raise Violation(0x0A, "alphanumeric source_addr %r" %
+                                f["source_addr"])
+        elif f["source_addr"] and not f["source_addr"].isdigit():
+            raise Violation(0x0A, "source_addr %r with TON %d" % (
+                f["source_addr"], f["source_addr_ton"]))
+        # 5.2.12: store and forward (default mode), default type, with
+        # or without a UDH; nothing else.
+        if f["esm_class"] not in (0x00, 0x40):
+            raise Violation(ESME_RINVESMCLASS, "esm_class 0x%02x" %
+                            f["esm_class"])
+        if f["protocol_id"] != 0 or f["priority_flag"] > 3:
+            raise Violation(ESME_RSYSERR, "protocol_id %d, priority_flag "
+                            "%d" % (f["protocol_id"], f["priority_flag"]))
+        # 5.2.17: an SMSC delivery receipt, on success and failure.
+        if f["registered_delivery"] != 0x01:
+            raise Violation(0x07, "registered_delivery 0x%02x (a receipt "
+                            "is asked with 0x01)" % f["registered_delivery"])
+        if f["replace_if_present_flag"] > 1 or f["sm_default_msg_id"]:
+            raise Violation(ESME_RSYSERR, "replace_if_present_flag or "
+                            "sm_default_msg_id set")
+        if f["data_coding"] not in (0x00, 0x08):
+            raise Violation(ESME_RSYSERR, "data_coding 0x%02x (not GSM "
+                            "or UCS-2)" % f["data_coding"])
+        if sm_length == 0 or f["tlvs"]:
+            raise Violation(ESME_RINVMSGLEN, "an empty short_message, or "
+                            "TLVs %s" % sorted(f["tlvs"]))
+        udh = None
+        payload = sm
+        if f["esm_class"] & 0x40:
+            # TS 23.040 9.2.3.24: UDHL, then IEI 00 (concatenation, 8-bit
+            # reference), IEDL 03, reference, total, sequence.
+            udhl = sm[0]
+            if udhl + 1 > len(sm) or udhl != 5 or sm[1:3] != b"\x00\x03":
+                raise Violation(ESME_RINVESMCLASS, "UDH %r is not the "
+                                "8-bit concatenation header" % sm[:6])
+            ref, total, part = sm[3], sm[4], sm[5]
+            if total < 2 or not 1 <= part <= total:
+                raise Violation(ESME_RINVESMCLASS, "part %d of %d" %
+                                (part, total))
+            udh = {"ref": ref, "total": total, "part": part}
+            payload = sm[6:]
+        try:
+            if f["data_coding"] == 0:
+                text = gsm_decode(payload)
+                units = len(payload)
+                limit = 153 if udh else 160
+            else:
+                if len(payload) % 2:
+                    raise ValueError("an odd number of UCS-2 octets")
+                text = payload.decode("utf-16-be")
+                units = len(payload) // 2
+                limit = 67 if udh else 70
+        except ValueError as e:
+            raise Violation(ESME_RSYSERR, "short_message: %s" % e)
+        if units > limit:
+            raise Violation(ESME_RINVMSGLEN, "%d units, more than %d" %
+                            (units, limit))
+        f.update(udh=udh, text=text, short_message=sm, session=self.n)
+        self.submits += 1
+        with smsc.lock:
+            self.outstanding += 1
+            smsc.max_outstanding = max(smsc.max_outstanding,
+                                       self.outstanding)
+            outcome = smsc.next_outcome(f["destination_addr"])
+            drop = outcome == "drop" or (smsc.drop_after is not None and
+                                         self.submits == smsc.drop_after)
+            if drop and outcome != "drop":
+                smsc.drop_after = None
+            if drop:
+                f["dropped"] = True
+                smsc.submits.append(f)
+                smsc.drops += 1
+        if drop:
+            self.close()
+            return
+        if smsc.latency:
+            threading.Thread(target=self.answer, args=(seq, f, outcome),
+                             daemon=True).start()
+        else:
+            self.answer(seq, f, outcome)
+
+    def answer(self, seq, f, outcome):
+        smsc = self.smsc
+        if smsc.latency:
+            time.sleep(smsc.latency)
+        with smsc.lock:
+            if self.closed:
+                # Dropped before its answer: the ESME never heard.
+                f["unanswered"] = True
+                smsc.submits.append(f)
+                self.outstanding -= 1
+                return
+            if outcome == "ok":
+                mid = "%08X" % next(smsc.ids)
+                f["message_id"] = mid
+            else:
+                f["status"] = outcome
+            smsc.submits.append(f)
+            self.outstanding -= 1
+        if outcome == "ok":
+            self.send(pdu(SUBMIT_SM_RESP, ESME_ROK, seq, cstr(mid)))
+            if smsc.receipts:
+                stat = smsc.receipt_stat.get(f["destination_addr"],
+                                             "DELIVRD")
+                self.deliver_receipt(mid, stat, smsc.receipts, f)
+        else:
+            self.send(pdu(SUBMIT_SM_RESP, outcome, seq))
+
+    # 4.6.1 deliver_sm carrying an SMSC delivery receipt (5.2.12 esm_class
+    # 0x04; Appendix B for the text).
+    def deliver_receipt(self, mid, stat, form, f=None):
+        err = "000" if stat == "DELIVRD" else "034"
+        text = ("id:%s sub:001 dlvrd:%s submit date:2611231200 done "
+                "date:2611231201 stat:%s err:%s text:%s" % (
+                    mid, "001" if stat == "DELIVRD" else "000", stat, err,
+                    (f["text"] if f else "")[:20].encode(
+                        "ascii", "replace").decode()))
+        sm = text.encode("ascii")[:254]
+        dest = f["destination_addr"] if f else "4915100000000"
+        body = (cstr("") + bytes([1, 1]) + cstr(dest) + bytes([5, 0]) +
+                cstr(self.smsc.source or "ACME") +
+                bytes([0x04, 0, 0]) + cstr("") + cstr("") +
+                bytes([0, 0, 0, 0, len(sm)]) + sm)
+        if form == "tlv":
+            rid = cstr(mid)
+            body += struct.pack(">HH", TLV_RECEIPTED_MESSAGE_ID,
+                                len(rid)) + rid
+            body += struct.pack(">HHB", TLV_MESSAGE_STATE, 1,
+                                MESSAGE_STATES[stat])
+        seq = 0x40000000 + next(self.seq)
+        with self.smsc.lock:
+            self.smsc.receipts_sent.append((mid, stat, form, seq))
+        self.send(pdu(DELIVER_SM, ESME_ROK, seq, body))
+
+
+class Smsc:
+    def __init__(self, system_id="acme", password="secret", source="ACME"):
+        self.system_id, self.password, self.source = (system_id, password,
+                                                      source)
+        self.lock = threading.Lock()
+        self.violations = []
+        self.binds = []
+        self.submits = []
+        self.unbinds = []
+        self.enquire_links = 0
+        self.enquire_answers = []
+        self.deliver_resps = []
+        self.receipts_sent = []
+        self.max_outstanding = 0
+        self.closed_sessions = 0
+        self.drops = 0
+        self.latency = 0.0
+        self.drop_after = None
+        self.receipts = None
+        self.receipt_stat = {}
+        self.scripts = {}
+        self.sessions = []
+        self.ids = itertools.count(0x1000)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = False
+        self.thread = threading.Thread(target=self.accept, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping = True
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        for s in list(self.sessions):
+            s.close()
+
+    def accept(self):
+        n = 0
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            n += 1
+            s = Session(self, conn, n)
+            with self.lock:
+                self.sessions.append(s)
+            threading.Thread(target=s.run, daemon=True).start()
+
+    def violation(self, reason):
+        with self.lock:
+            self.violations.append(reason)
+
+    def script(self, dest, outcomes):
+        self.scripts[dest.lstrip("+")] = list(outcomes)
+
+    def next_outcome(self, dest):
+        s = self.scripts.get(dest)
+        return s.pop(0) if s else "ok"
+
+    def config(self, password=None, window=None, enquire_link=None,
+               throughput=None, section="sms", extra=""):
+        lines = ["[%s]" % section, "provider = smpp", "host = 127.0.0.1",
+                 "port = %d" % self.port, "system-id = %s" % self.system_id,
+                 "password = %s" % (password or self.password),
+                 "source-addr = %s" % self.source, "timeout = 10"]
+        if window is not None:
+            lines.append("window = %d" % window)
+        if enquire_link is not None:
+            lines.append("enquire-link = %s" % enquire_link)
+        if throughput is not None:
+            lines.append("throughput = %d" % throughput)
+        return "\n".join(lines) + "\n" + extra
+
+    def bound_sessions(self):
+        with self.lock:
+            return [s for s in self.sessions if s.bound and not s.closed]
+
+    def send_receipt(self, mid, stat="DELIVRD", form="tlv"):
+        """A receipt for mid on the session that is bound now."""
+        s = self.bound_sessions()
+        assert s, "no bound session to send a receipt on"
+        s[-1].deliver_receipt(mid, stat, form)
+
+    def send_enquire_link(self):
+        s = self.bound_sessions()
+        assert s, "no bound session"
+        seq = 0x50000000 + next(s[-1].seq)
+        s[-1].send(pdu(ENQUIRE_LINK, ESME_ROK, seq))
+        return seq
+
+    def accepted(self):
+        with self.lock:
+            return [f for f in self.submits if "message_id" in f]
+
+    def wait_for(self, pred, timeout, what="condition"):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return True
+            time.sleep(0.02)
+        raise AssertionError("smsc: waited %.1fs for %s" % (timeout, what))

@@ -1,0 +1,375 @@
+"""
+The smpp provider (msgspool.conf(5), "The smpp provider"; msgspoold(8))
+against a stand-in SMSC written from the SMPP 3.4 specification
+(smsc.py), which checks every PDU msgspoold sends field by field: the
+bind, submits in GSM 03.38 (with its extension table) and UCS-2, parts
+with their UDH, the window, enquire_link, throttling, a session dropped
+mid-window, delivery receipts in both forms, unbind on SIGTERM, and the
+session's state in `msgspool status`.
+"""
+
+import json
+import signal
+import time
+
+import pytest
+
+from conftest import Instance
+from delivery_support import (EVENTUALLY, daemons, enqueue, load, make_doc,
+                              queue_sms, run_cli, wait_until, where)
+from smsc import (ESME_RINVDSTADR, ESME_RMSGQFUL, ESME_RTHROTTLED, Smsc)
+
+__all__ = ["daemons"]   # the fixture, imported for pytest
+
+
+@pytest.fixture
+def inst(tmp_path):
+    return Instance(tmp_path / "inst")
+
+
+@pytest.fixture
+def smsc():
+    with Smsc(system_id="acme", password="secret") as s:
+        yield s
+
+
+def _conf(inst, smsc, **kw):
+    inst.write_conf(smsc.config(**kw))
+
+
+def _sent(inst, msgid):
+    assert where(inst.spool, msgid) == ["sent"], where(inst.spool, msgid)
+    return load(inst.spool, "sent", msgid)
+
+
+def _number(i):
+    return "+49151%08d" % i
+
+
+def _submits_to(smsc, number):
+    with smsc.lock:
+        return [f for f in smsc.submits
+                if f["destination_addr"] == number.lstrip("+")]
+
+
+# ---------------------------------------------------------------- bind
+
+def test_bind_wrong_password_refused(inst, smsc):
+    _conf(inst, smsc, password="wrong")
+    msgid = queue_sms(inst.spool, _number(1), "hello")
+    cp = inst.daemon_once()
+    assert smsc.binds == [{"system_id": "acme", "password": "wrong",
+                           "accepted": False}]
+    assert smsc.submits == []
+    # A refused bind is temporary: an operator fixes the password.
+    assert where(inst.spool, msgid) == ["deferred"]
+    doc = load(inst.spool, "deferred", msgid)
+    assert "ESME_RINVPASWD" in doc["lastError"], doc["lastError"]
+    assert "ESME_RINVPASWD" in cp.err
+    assert smsc.violations == []
+
+
+def test_bind_and_gsm_text(inst, smsc):
+    _conf(inst, smsc)
+    text = "Hello @ £5, ok? Ça va: ÄÖÜ äöü ß Δ"
+    msgid = queue_sms(inst.spool, _number(2), text)
+    inst.daemon_once()
+    assert smsc.violations == []
+    assert smsc.binds == [{"system_id": "acme", "password": "secret",
+                           "accepted": True}]
+    [f] = smsc.submits
+    assert f["data_coding"] == 0 and f["esm_class"] == 0
+    assert f["udh"] is None
+    assert f["text"] == text
+    # One septet per character, unpacked.
+    assert len(f["short_message"]) == len(text)
+    assert f["destination_addr"] == _number(2)[1:]
+    assert (f["dest_addr_ton"], f["dest_addr_npi"]) == (1, 1)
+    assert (f["source_addr"], f["source_addr_ton"],
+            f["source_addr_npi"]) == ("ACME", 5, 0)
+    assert f["registered_delivery"] == 1
+    doc = _sent(inst, msgid)
+    reply = doc["providerReply"]
+    assert reply["provider"] == "smpp"
+    assert reply["messageId"] == f["message_id"]
+    assert reply["parts"] == 1 and reply["partIds"] == [f["message_id"]]
+    assert reply["dataCoding"] == 0
+    # Unbound at exit.
+    assert len(smsc.unbinds) == 1
+
+
+def test_extended_gsm(inst, smsc):
+    _conf(inst, smsc)
+    text = "Price: 5€ {a|b} [x] ~\\^"
+    msgid = queue_sms(inst.spool, _number(3), text)
+    inst.daemon_once()
+    assert smsc.violations == []
+    [f] = smsc.submits
+    assert f["data_coding"] == 0 and f["text"] == text
+    # Each of the ten characters of the extension table: escape + septet.
+    assert len(f["short_message"]) == len(text) + 9
+    assert f["short_message"].count(b"\x1b") == 9
+    assert _sent(inst, msgid)["providerReply"]["parts"] == 1
+
+
+def test_ucs2(inst, smsc):
+    _conf(inst, smsc)
+    text = "Привет, мир! 😀 çà"
+    msgid = queue_sms(inst.spool, _number(4), text)
+    inst.daemon_once()
+    assert smsc.violations == []
+    [f] = smsc.submits
+    assert f["data_coding"] == 8 and f["esm_class"] == 0
+    assert f["text"] == text
+    assert f["short_message"] == text.encode("utf-16-be")
+    assert _sent(inst, msgid)["providerReply"]["dataCoding"] == 8
+
+
+@pytest.mark.parametrize("text,coding,parts", [
+    ("0123456789" * 40, 0, 3),                  # 400 septets: 153+153+94
+    ("Ж" * 150, 8, 3),                          # 150 units: 67+67+16
+])
+def test_three_parts(inst, smsc, text, coding, parts):
+    _conf(inst, smsc)
+    msgid = queue_sms(inst.spool, _number(5), text)
+    inst.daemon_once()
+    assert smsc.violations == []
+    subs = sorted(smsc.submits, key=lambda f: f["udh"]["part"])
+    assert len(subs) == parts
+    assert {f["data_coding"] for f in subs} == {coding}
+    assert {f["esm_class"] for f in subs} == {0x40}
+    assert {f["udh"]["ref"] for f in subs} == {subs[0]["udh"]["ref"]}
+    assert [(f["udh"]["part"], f["udh"]["total"]) for f in subs] == \
+        [(i + 1, parts) for i in range(parts)]
+    assert "".join(f["text"] for f in subs) == text
+    reply = _sent(inst, msgid)["providerReply"]
+    assert reply["parts"] == parts
+    assert reply["partIds"] == [f["message_id"] for f in subs]
+    assert reply["messageId"] == subs[0]["message_id"]
+
+
+# ---------------------------------------------------------------- window
+
+def test_window_never_exceeded(inst, smsc):
+    smsc.latency = 0.05
+    _conf(inst, smsc, window=3)
+    ids = [queue_sms(inst.spool, _number(100 + i), "m%d" % i)
+           for i in range(20)]
+    inst.daemon_once()
+    assert smsc.violations == []
+    assert smsc.max_outstanding == 3
+    assert len(smsc.accepted()) == 20
+    for msgid in ids:
+        _sent(inst, msgid)
+
+
+def test_throughput_cap(inst, smsc):
+    _conf(inst, smsc, throughput=20)
+    for i in range(10):
+        queue_sms(inst.spool, _number(150 + i), "t%d" % i)
+    t0 = time.monotonic()
+    inst.daemon_once()
+    # 10 submits at 20 a second take 0.45 s at least.
+    assert time.monotonic() - t0 >= 0.45
+    assert len(smsc.accepted()) == 10 and smsc.violations == []
+
+
+# ---------------------------------------------------------------- errors
+
+def test_throttled_and_queue_full_temporary_others_permanent(inst, smsc):
+    _conf(inst, smsc)
+    smsc.script(_number(20), [ESME_RTHROTTLED])
+    smsc.script(_number(21), [ESME_RMSGQFUL])
+    smsc.script(_number(22), [ESME_RINVDSTADR])
+    t = queue_sms(inst.spool, _number(20), "throttled")
+    q = queue_sms(inst.spool, _number(21), "full")
+    p = queue_sms(inst.spool, _number(22), "bad number")
+    inst.daemon_once()
+    assert smsc.violations == []
+    for msgid, name in ((t, "ESME_RTHROTTLED"), (q, "ESME_RMSGQFUL")):
+        assert where(inst.spool, msgid) == ["deferred"]
+        doc = load(inst.spool, "deferred", msgid)
+        assert name in doc["lastError"] and doc["nextAttempt"]
+    assert where(inst.spool, p) == ["failed"]
+    assert "ESME_RINVDSTADR" in load(inst.spool, "failed", p)["lastError"]
+
+
+def test_part_refused_fails_the_message(inst, smsc):
+    _conf(inst, smsc)
+    smsc.script(_number(23), ["ok", ESME_RINVDSTADR])
+    msgid = queue_sms(inst.spool, _number(23), "x" * 400)
+    inst.daemon_once()
+    assert where(inst.spool, msgid) == ["failed"]
+    # The third part is not sent once the second was refused (the window
+    # may have let it go first: then it was answered too).
+    assert len(_submits_to(smsc, _number(23))) in (2, 3)
+
+
+def test_session_dropped_mid_window(inst, smsc, daemons):
+    """The SMSC drops the session with submits unanswered: they are
+    temporary failures, sent again on the next session; no message is
+    lost and at most the window is sent twice."""
+    window = 5
+    smsc.latency = 0.02
+    smsc.drop_after = 7
+    _conf(inst, smsc, window=window)
+    ids = [queue_sms(inst.spool, _number(200 + i), "d%d" % i)
+           for i in range(20)]
+    d = daemons.start(inst.conf)
+    wait_until(lambda: all(where(inst.spool, m) == ["sent"] for m in ids),
+               EVENTUALLY, what="every message sent")
+    assert d.stop() == 0
+    assert smsc.violations == []
+    assert smsc.drops == 1
+    with smsc.lock:
+        total = len(smsc.submits)
+    resent = total - len(ids)
+    assert 1 <= resent <= window, resent
+    # Each message accepted once, and its id is the one recorded.
+    for msgid, i in zip(ids, range(20)):
+        acc = [f for f in _submits_to(smsc, _number(200 + i))
+               if "message_id" in f]
+        assert len(acc) == 1
+        assert _sent(inst, msgid)["providerReply"]["messageId"] == \
+            acc[0]["message_id"]
+    assert len([b for b in smsc.binds if b["accepted"]]) == 2
+
+
+# ---------------------------------------------------------------- link
+
+def test_enquire_link_both_ways(inst, smsc, daemons):
+    _conf(inst, smsc, enquire_link=1)
+    queue_sms(inst.spool, _number(30), "keep me company")
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: len(smsc.accepted()) == 1, EVENTUALLY, "a submit")
+    # msgspoold asks every second ...
+    smsc.wait_for(lambda: smsc.enquire_links >= 2, 10, "enquire_link")
+    # ... and answers the SMSC's.
+    seq = smsc.send_enquire_link()
+    smsc.wait_for(lambda: seq in smsc.enquire_answers, 5,
+                  "enquire_link_resp")
+    assert d.stop() == 0
+    assert smsc.violations == []
+
+
+# ---------------------------------------------------------------- receipts
+
+def _receipt_status(inst, msgid):
+    doc = load(inst.spool, "sent", msgid)
+    return doc.get("receiptStatus", "sent")
+
+
+@pytest.mark.parametrize("form", ["tlv", "text"])
+def test_receipts_before_outcome_recorded(inst, smsc, daemons, form):
+    """The SMSC sends each receipt right after the submit_sm_resp,
+    before msgspoold has recorded the outcome."""
+    smsc.receipts = form
+    smsc.receipt_stat[_number(41)[1:]] = "UNDELIV"
+    _conf(inst, smsc)
+    ok = queue_sms(inst.spool, _number(40), "to be delivered")
+    bad = queue_sms(inst.spool, _number(41), "not to be delivered")
+    d = daemons.start(inst.conf)
+    wait_until(lambda: where(inst.spool, ok) == ["sent"] and
+               where(inst.spool, bad) == ["sent"] and
+               _receipt_status(inst, ok) == "delivered" and
+               _receipt_status(inst, bad) == "undelivered", EVENTUALLY,
+               what="both receipts applied")
+    doc = load(inst.spool, "sent", bad)
+    assert doc["receiptError"]["message"].startswith("SMSC receipt "
+                                                     "stat:UNDELIV")
+    ev = [e for e in load(inst.spool, "sent", ok)["events"]
+          if e.get("source") == "receipt"]
+    assert [e["status"] for e in ev] == ["delivered"]
+    # Every deliver_sm answered, with ESME_ROK.
+    smsc.wait_for(lambda: len(smsc.deliver_resps) == 2, 5, "answers")
+    assert {s for _, s in smsc.deliver_resps} == {0}
+    assert d.stop() == 0
+    assert smsc.violations == []
+
+
+def test_receipts_after_outcome_and_parts(inst, smsc, daemons):
+    """Receipts sent later: a message in three parts is delivered when
+    the last part's receipt says so; one part undelivered makes another
+    undelivered at once."""
+    _conf(inst, smsc)
+    three = queue_sms(inst.spool, _number(50), "y" * 400)
+    two = queue_sms(inst.spool, _number(51), "z" * 200)
+    d = daemons.start(inst.conf)
+    wait_until(lambda: where(inst.spool, three) == ["sent"] and
+               where(inst.spool, two) == ["sent"], EVENTUALLY, what="sent")
+    ids3 = load(inst.spool, "sent", three)["providerReply"]["partIds"]
+    ids2 = load(inst.spool, "sent", two)["providerReply"]["partIds"]
+    assert len(ids3) == 3 and len(ids2) == 2
+    smsc.send_receipt(ids3[0], "DELIVRD", "tlv")
+    smsc.send_receipt(ids3[2], "DELIVRD", "text")
+    smsc.send_receipt(ids2[1], "EXPIRED", "text")
+    wait_until(lambda: _receipt_status(inst, two) == "undelivered",
+               EVENTUALLY, what="undelivered")
+    time.sleep(1.5)   # the receipts area is read every second
+    assert _receipt_status(inst, three) == "sent"
+    smsc.send_receipt(ids3[1], "DELIVRD", "tlv")
+    wait_until(lambda: _receipt_status(inst, three) == "delivered",
+               EVENTUALLY, what="delivered")
+    doc = load(inst.spool, "sent", three)
+    assert set(doc["partStatus"]) == set(ids3)
+    assert d.stop() == 0
+    assert smsc.violations == []
+
+
+def test_mobile_originated_is_acknowledged(inst, smsc, daemons):
+    _conf(inst, smsc)
+    queue_sms(inst.spool, _number(60), "hi")
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: len(smsc.accepted()) == 1, EVENTUALLY, "submit")
+    # A deliver_sm that is no receipt (esm_class 0): logged, answered.
+    s = smsc.bound_sessions()[-1]
+    import smsc as smscmod
+    body = (smscmod.cstr("") + bytes([1, 1]) + smscmod.cstr("4915100000060")
+            + bytes([5, 0]) + smscmod.cstr("ACME") + bytes([0, 0, 0]) +
+            smscmod.cstr("") + smscmod.cstr("") + bytes([0, 0, 0, 0, 2]) +
+            b"hi")
+    s.send(smscmod.pdu(smscmod.DELIVER_SM, 0, 0x60000001, body))
+    smsc.wait_for(lambda: (0x60000001, 0) in smsc.deliver_resps, 5,
+                  "deliver_sm_resp")
+    d.wait_log("inbound SMS is not supported")
+    assert d.stop() == 0
+    assert smsc.violations == []
+
+
+# ---------------------------------------------------------------- stop
+
+def test_unbind_on_sigterm_after_inflight(inst, smsc, daemons):
+    smsc.latency = 1.0
+    _conf(inst, smsc, window=10)
+    ids = [queue_sms(inst.spool, _number(70 + i), "s%d" % i)
+           for i in range(5)]
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: sum(s.outstanding for s in smsc.sessions) == 5,
+                  EVENTUALLY, "five submits in flight")
+    d.signal(signal.SIGTERM)
+    assert d.wait(10) == 0
+    # Every submit answered before the unbind, and recorded.
+    assert len(smsc.unbinds) == 1
+    assert smsc.unbinds[0][1] == 0
+    for msgid in ids:
+        _sent(inst, msgid)
+    assert smsc.violations == []
+
+
+def test_cli_shows_session(inst, smsc, daemons):
+    _conf(inst, smsc, window=7)
+    cp = run_cli(inst.conf, "status")
+    assert cp.returncode == 0 and "no session yet" in cp.stdout
+    queue_sms(inst.spool, _number(80), "status")
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: len(smsc.accepted()) == 1, EVENTUALLY, "submit")
+
+    def bound():
+        out = run_cli(inst.conf, "status").stdout
+        return "bound since" in out and "window 0/7 in use" in out and out
+    out = wait_until(bound, EVENTUALLY, what="msgspool status: bound")
+    assert "smpp [sms] 127.0.0.1:%d as acme" % smsc.port in out
+    assert "bound since" in run_cli(inst.conf, "list").stdout
+    assert d.stop() == 0
+    out = run_cli(inst.conf, "status").stdout
+    assert "stopped" in out, out
