@@ -63,63 +63,12 @@ import time
 SBIN = "/usr/sbin"
 _SINKS = {}             # port -> counters file, for the sinks started here
 
-# The services this instance needs, from Debian's master.cf; everything else
-# (Debian's smtpd listener on port 25, tlsmgr, local, virtual, lmtp, pipe
-# transports) is left out.  postfix_delivery() adds one smtpd on a free
-# 127.0.0.1 port, used only to inject the messages before the timed part.
-KEEP = {("pickup", "unix"), ("cleanup", "unix"), ("qmgr", "unix"),
-        ("rewrite", "unix"), ("bounce", "unix"), ("defer", "unix"),
-        ("trace", "unix"), ("verify", "unix"), ("flush", "unix"),
-        ("proxymap", "unix"), ("proxywrite", "unix"), ("smtp", "unix"),
-        ("relay", "unix"), ("showq", "unix"), ("error", "unix"),
-        ("retry", "unix"), ("discard", "unix"), ("anvil", "unix"),
-        ("scache", "unix"), ("postlog", "unix-dgram")}
-
-MASTER_CF_FALLBACK = """\
-pickup    unix  n       -       n       60      1       pickup
-cleanup   unix  n       -       n       -       0       cleanup
-qmgr      unix  n       -       n       300     1       qmgr
-rewrite   unix  -       -       n       -       -       trivial-rewrite
-bounce    unix  -       -       n       -       0       bounce
-defer     unix  -       -       n       -       0       bounce
-trace     unix  -       -       n       -       0       bounce
-verify    unix  -       -       n       -       1       verify
-flush     unix  n       -       n       1000?   0       flush
-proxymap  unix  -       -       n       -       -       proxymap
-proxywrite unix -       -       n       -       1       proxymap
-smtp      unix  -       -       n       -       -       smtp
-relay     unix  -       -       n       -       -       smtp
-showq     unix  n       -       n       -       -       showq
-error     unix  -       -       n       -       -       error
-retry     unix  -       -       n       -       -       error
-discard   unix  -       -       n       -       -       discard
-anvil     unix  -       -       n       -       1       anvil
-scache    unix  -       -       n       -       1       scache
-postlog   unix-dgram n  -       n       -       1       postlogd
-"""
-
-# Runs `postfix start-fg` (master in the foreground, a child of ours) as a
-# child subreaper, so that the daemons master leaves behind when it stops are
-# reaped here rather than by PID 1 (which, in some sandboxes, never reaps).
-REAPER = r"""
-import ctypes, os, sys
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-except Exception:
-    pass
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-rc = 1
-while True:
-    try:
-        p, st = os.wait()
-    except ChildProcessError:
-        break
-    if p == pid:
-        rc = os.waitstatus_to_exitcode(st)
-sys.exit(rc)
-"""
+# The services a relaying instance needs (KEEP, with MASTER_CF_FALLBACK
+# when Debian's master.cf is not there) and the child subreaper `postfix
+# start-fg` runs under (REAPER): the test harness's, one definition.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "blackbox"))
+from harness.postfix import KEEP, MASTER_CF_FALLBACK, REAPER  # noqa: E402
 
 QUEUES = ("maildrop", "incoming", "active", "deferred", "hold")
 

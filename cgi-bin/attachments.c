@@ -105,6 +105,7 @@ const struct endpoint ep_attachments = {
 	.limit = LIMIT_EMAIL,
 	.needs_spool = 1,
 	.handler = upload,
+	.idempotent = 1,
 };
 
 CGI_MAIN(ep_attachments)

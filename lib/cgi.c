@@ -471,9 +471,10 @@ dispatch(const struct endpoint *ep, struct request *req,
 		}
 	}
 	/* A key: the kept reply, 409 or 422, or on with the key held. */
-	if (ep->messages != NULL && ctx.client != NULL &&
+	if ((ep->messages != NULL || ep->idempotent) && ctx.client != NULL &&
 	    (r = idem_check(req, &ctx, &idem)) != NULL) {
-		if (rate_check(0, &ctx, &rate, &limited) == NULL && limited)
+		if (ep->messages != NULL && rate_check(0, &ctx, &rate,
+		    &limited) == NULL && limited)
 			rate_reply(r, &rate);
 		goto done;
 	}

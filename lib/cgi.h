@@ -78,6 +78,12 @@ struct endpoint {
 	 * rate limit (rate.h); NULL: the route queues none.
 	 */
 	size_t		 (*messages)(const json_t *body);
+	/*
+	 * Whether the route takes an Idempotency-Key (conf/openapi.yaml):
+	 * every route that queues (messages set) does; this adds one that
+	 * stores something else (the upload).
+	 */
+	int		 idempotent;
 };
 
 /*

@@ -131,7 +131,7 @@ def test_usage_and_bad_config(srv, tmp_path):
 def test_smtp_sends_from_the_verp_address(srv, daemons):
     """With bounce-address, MAIL FROM names the message; the From header
     stays the sender's."""
-    from smtpsink import SmtpSink
+    from doubles.smtp import SmtpSink
 
     inst = srv.inst
     with SmtpSink() as sink:

@@ -26,7 +26,7 @@ import pytest
 from conftest import SERVER, Instance
 from delivery_support import (EVENTUALLY, count, daemons, enqueue, ids_in,
                               load, make_doc, queue_sms, wait_until, where)
-from standin import Standin
+from doubles.standin import Standin
 
 __all__ = ["daemons"]   # the fixture, imported for pytest
 

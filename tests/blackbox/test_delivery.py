@@ -24,8 +24,8 @@ from conftest import Instance, in_future, parse_time, utcnow
 from delivery_support import (EVENTUALLY, daemons, load, make_doc, enqueue,
                               queue_ott, queue_sms, queue_voice, run_cli,
                               timestamp, wait_until, where)
-from smtpsink import SmtpSink
-from standin import (DEFAULT_TWILIO_FROM, DEFAULT_WA_TOKEN, Standin)
+from doubles.smtp import SmtpSink
+from doubles.standin import (DEFAULT_TWILIO_FROM, DEFAULT_WA_TOKEN, Standin)
 
 __all__ = ["daemons"]   # the fixture, imported for pytest
 

@@ -1,6 +1,6 @@
 """
 Tests of the test doubles themselves: the provider stand-in (standin.py)
-and the SMTP sink (smtpsink.py). No msgspool program is involved.
+and the SMTP sink (doubles/smtp.py). No msgspool program is involved.
 """
 
 import os
@@ -16,8 +16,8 @@ from email.message import EmailMessage
 import pytest
 import requests
 
-from smtpsink import OPENSSL, SmtpSink
-from standin import Standin
+from doubles.smtp import OPENSSL, SmtpSink
+from doubles.standin import Standin
 
 T = 5  # seconds: every client request and every wait is bounded by this
 

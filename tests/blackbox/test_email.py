@@ -20,7 +20,7 @@ from conftest import (FRONT, assert_allow, assert_id,
                       assert_unauthorized)
 from channels_support import (PDF, PNG, TEXT, b64, bad, bad_any, due_now,
                               exactly_spooled, ok_json, spooled, unb64)
-from smtpsink import SmtpSink
+from doubles.smtp import SmtpSink
 
 DELIVER = "/deliver"
 V1 = "/email/v1/deliver"

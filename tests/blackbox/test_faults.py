@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (BIN_DIR, RECIPIENT, SANITIZER_MARKS, STATES, UNSHARE,
-                      Instance, Server, _userns_ok, assert_problem,
+                      Instance, Server, userns_ok, assert_problem,
                       in_future)
 from channels_support import OTT_CONF
 from delivery_support import (daemons, make_doc, new_id, queue_sms,
@@ -375,7 +375,7 @@ def test_spool_write_failure_is_5xx_not_400(private, tmp_path, how):
     else:
         if os.geteuid() != 0:
             srv, inst = private()
-        elif not _userns_ok():
+        elif not userns_ok():
             pytest.skip("root bypasses permissions and no user namespace "
                         "can be made here (unshare --user failed)")
         else:

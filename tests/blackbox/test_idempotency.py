@@ -305,3 +305,21 @@ def test_killed_at_every_fault_point_then_retried(srv, prog, path, n):
     leftover = [f for f in srv.inst.files("tmp") if not f.endswith(".held")
                 and not f.startswith(".")]
     assert all(".json." in f for f in leftover), leftover
+
+
+def test_upload_takes_a_key_too(srv):
+    body = {"attachmentName": "terms.txt", "content": "SGVsbG8K"}
+    first = srv.post_json("/email/v1/attachments", body,
+                          headers={"Idempotency-Key": "up-1"})
+    assert first.status_code == 201, first.text
+    check_reply(first)
+    again = srv.post_json("/email/v1/attachments", body,
+                          headers={"Idempotency-Key": "up-1"})
+    assert again.status_code == 201
+    assert again.headers["Idempotent-Replay"] == "true"
+    assert again.headers["Deprecation"] == "true"
+    assert again.json() == first.json()
+    check_reply(again)
+    r = srv.post_json("/email/v1/attachments", dict(body, content="eA=="),
+                      headers={"Idempotency-Key": "up-1"})
+    assert_problem(r, 422)

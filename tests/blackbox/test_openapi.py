@@ -78,7 +78,7 @@ STATUSES = {
     ("POST", "/voice/v1/deliver"): {"202"} | SEND_POST,
     ("POST", "/deliver"): {"200"} | SEND_POST,
     ("POST", "/email/v1/deliver"): {"200"} | SEND_POST,
-    ("POST", "/email/v1/attachments"): {"201"} | PIPELINE_POST,
+    ("POST", "/email/v1/attachments"): {"201", "409", "422"} | PIPELINE_POST,
     ("GET", "/messages/{id}"): PIPELINE_MESSAGES,
     # 409: the message is sending or further on.
     ("DELETE", "/messages/{id}"): PIPELINE_MESSAGES | {"409"},
@@ -258,13 +258,17 @@ def test_documented_headers(method, path):
         elif status not in ("409", "422", "429"):
             assert not {"RateLimit-Policy", "RateLimit"} & set(hdrs), \
                 (method, path, status)
-    # Idempotency-Key: on the send routes alone; 409 says when to retry.
+    # Idempotency-Key: on the send routes and the upload; 409 says when
+    # to retry.
+    idem = (method, path) in SEND_ROUTES or \
+        (method, path) == ("POST", "/email/v1/attachments")
     params = [p.get("$ref", "") for p in op(method, path).get(
         "parameters", [])]
-    assert ("#/components/parameters/IdempotencyKey" in params) == \
-        ((method, path) in SEND_ROUTES)
-    if "409" in responses and (method, path) in SEND_ROUTES:
+    assert ("#/components/parameters/IdempotencyKey" in params) == idem
+    if idem:
         assert header(409, "Retry-After")["schema"]["const"] == 1
+        assert response(method, path, 422) is \
+            DOC["components"]["responses"]["IdempotencyKeyReused"]
     if path == "/email/v1/attachments":
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True

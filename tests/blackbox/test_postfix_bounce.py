@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pytest
 
-import postfix_instance
+from harness import postfix as postfix_instance
 from conftest import (BIN_DIR, CONF_DIR, SANITIZER_MARKS, SERVER, Instance,
                       Server)
-from smtpsink import SmtpSink
+from doubles.smtp import SmtpSink
 
 PIPE_USER = "nobody"
 CHAIN_TIMEOUT = 60      # seconds from msgspoold's send to the pipe delivery

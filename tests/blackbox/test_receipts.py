@@ -16,7 +16,7 @@ import pytest
 
 from delivery_support import daemons  # noqa: F401 (fixture)
 from openapi_check import check_reply
-from standin import Standin
+from doubles.standin import Standin
 
 __all__ = ["daemons"]
 

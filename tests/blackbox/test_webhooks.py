@@ -20,7 +20,7 @@ import pytest
 
 from conftest import CROCKFORD, in_future
 from delivery_support import daemons, wait_until  # noqa: F401 (fixture)
-from standin import Standin
+from doubles.standin import Standin
 
 __all__ = ["daemons"]
 

@@ -15,7 +15,7 @@ command, and scripted failures per recipient:
         msg = sink.wait_for(1, timeout=10)[0]
         assert msg.message["Subject"] == "Hello"
 
-or, in a test module, `from smtpsink import smtp_sink` and take the
+or, in a test module, `from doubles.smtp import smtp_sink` and take the
 `smtp_sink` fixture.
 """
 
