@@ -1,7 +1,7 @@
 """
 The smpp provider (msgspool.conf(5), "The smpp provider"; msgspoold(8))
 against a stand-in SMSC written from the SMPP 3.4 specification
-(smsc.py), which checks every PDU msgspoold sends field by field: the
+(doubles/smsc.py), which checks every PDU msgspoold sends field by field: the
 bind, submits in GSM 03.38 (with its extension table) and UCS-2, parts
 with their UDH, the window, enquire_link, throttling, a session dropped
 mid-window, delivery receipts in both forms, unbind on SIGTERM, and the
@@ -17,7 +17,7 @@ import pytest
 from conftest import Instance
 from delivery_support import (EVENTUALLY, daemons, enqueue, load, make_doc,
                               queue_sms, run_cli, wait_until, where)
-from smsc import (ESME_RINVDSTADR, ESME_RMSGQFUL, ESME_RTHROTTLED, Smsc)
+from doubles.smsc import (ESME_RINVDSTADR, ESME_RMSGQFUL, ESME_RTHROTTLED, Smsc)
 
 __all__ = ["daemons"]   # the fixture, imported for pytest
 
@@ -323,7 +323,7 @@ def test_mobile_originated_is_acknowledged(inst, smsc, daemons):
     smsc.wait_for(lambda: len(smsc.accepted()) == 1, EVENTUALLY, "submit")
     # A deliver_sm that is no receipt (esm_class 0): logged, answered.
     s = smsc.bound_sessions()[-1]
-    import smsc as smscmod
+    from doubles import smsc as smscmod
     body = (smscmod.cstr("") + bytes([1, 1]) + smscmod.cstr("4915100000060")
             + bytes([5, 0]) + smscmod.cstr("ACME") + bytes([0, 0, 0]) +
             smscmod.cstr("") + smscmod.cstr("") + bytes([0, 0, 0, 0, 2]) +
