@@ -51,7 +51,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate idem valid tmpl sms buf html mime util blob netfs
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate idem valid tmpl sms buf html mime util blob attach netfs
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -185,7 +185,7 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(O)tests/unit/testutil.o $(LIBA) \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
-	    $(if $(filter mimetype,$*),$(MAGIC_LIBS))
+	    $(if $(filter mimetype attach,$*),$(MAGIC_LIBS))
 
 # A test build of two routes with fault points (FAULT, lib/util.h) in
 # the modules of the durable write: the kill-and-retry test of

@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "cgi.h"
 #include "endpoints.h"
 #include "mime.h"
-#include "mimetype.h"
 #include "problem.h"
 #include "spool.h"
 #include "valid.h"
@@ -40,12 +40,11 @@ deprecated(struct response *r)
 static struct response *
 upload(struct ctx *ctx)
 {
-	struct mimetype	*magic;
+	struct attach_ctx c = { NULL, NULL, 0, 0, NULL, 0 };
 	struct problem	*p;
-	const json_t	*content;
 	json_t		*doc, *reply;
 	unsigned char	*data;
-	char		 id[SPOOL_ID_LEN + 1], type[128], err[256];
+	char		 id[SPOOL_ID_LEN + 1], type[128];
 	char		*b64;
 	size_t		 len;
 	int		 rc;
@@ -56,9 +55,14 @@ upload(struct ctx *ctx)
 		return NULL;
 	if (valid_object(ctx->body, upload_fields, "", p->errors) > 0)
 		return deprecated(problem_response(p));
-	content = json_object_get(ctx->body, "content");
-	rc = mime_base64_decode(json_string_value(content),
-	    json_string_length(content), ctx->limits->attachment, &data, &len);
+	rc = attach_decode(&c, json_object_get(ctx->body, "content"),
+	    ctx->limits->attachment, &data, &len, type, sizeof(type));
+	attach_ctx_free(&c);
+	if (rc == -3) {
+		problem_free(p);
+		return deprecated(response_error(500,
+		    "the upload cannot be typed now"));
+	}
 	if (rc != 0) {
 		if (rc == -2) {
 			p->status = 413;
@@ -69,12 +73,6 @@ upload(struct ctx *ctx)
 		return deprecated(problem_response(p));
 	}
 	problem_free(p);
-	if ((magic = mimetype_new(err, sizeof(err))) == NULL) {
-		free(data);
-		return deprecated(response_error(500, err));
-	}
-	mimetype_detect(magic, data, len, type, sizeof(type));
-	mimetype_free(magic);
 	b64 = mime_base64_encode(data, len);
 	free(data);
 	if (b64 == NULL || ulid_new(id) == -1) {

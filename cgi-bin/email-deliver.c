@@ -20,11 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "batch.h"
 #include "blob.h"
 #include "cgi.h"
 #include "endpoints.h"
-#include "mimetype.h"
 #include "html.h"
 #include "mime.h"
 #include "problem.h"
@@ -99,19 +99,6 @@ static const struct field v1_fields[] = {	/* POST /email/v1/deliver */
 	FIELD_END
 };
 
-struct attachment {
-	char		*name;
-	char		 type[128];
-	size_t		 size;
-	json_t		*base64;	/* canonical encoding, for the spool */
-	unsigned char	*data;		/* or the bytes, to store once */
-};
-
-struct attachments {
-	struct attachment	*v;
-	size_t			 n;
-};
-
 /* One request, checked: what every recipient's message is made from. */
 struct email {
 	int			 v1;	/* the EmailRequest shape */
@@ -126,186 +113,10 @@ struct email {
 	struct attachments	*own;	/* each recipient's, decoded once */
 	size_t			 nown;
 	int			 stored;	/* shared goes to blobs/ */
-	struct mimetype		*magic;		/* opened on first use */
+	struct attach_ctx	 att;		/* decoding them */
 	json_t			*notices;	/* request-level notices */
 	int			 oom;		/* out of memory: a 500 */
 };
-
-static void
-attachments_free(struct attachments *a)
-{
-	size_t	i;
-
-	for (i = 0; i < a->n; i++) {
-		free(a->v[i].name);
-		json_decref(a->v[i].base64);
-		free(a->v[i].data);
-	}
-	free(a->v);
-	a->v = NULL;
-	a->n = 0;
-}
-
-/*
- * Append an attachment with its content as base64 or as bytes (data,
- * size of them); name, base64 and data are taken over.
- */
-static int
-attachments_add(struct attachments *a, char *name, const char *type,
-    size_t size, json_t *base64, unsigned char *data)
-{
-	struct attachment	*v;
-
-	if (name == NULL || (base64 == NULL && data == NULL) ||
-	    (v = reallocarray(a->v, a->n + 1, sizeof(*v))) == NULL) {
-		free(name);
-		json_decref(base64);
-		free(data);
-		return -1;
-	}
-	a->v = v;
-	v[a->n].name = name;
-	snprintf(v[a->n].type, sizeof(v[a->n].type), "%s", type);
-	v[a->n].size = size;
-	v[a->n].base64 = base64;
-	v[a->n].data = data;
-	a->n++;
-	return 0;
-}
-
-/*
- * Decode and type the attachments at path, keeping their bytes when
- * bytes is set (to store them once), else their base64.  Problems go
- * into p (its status raised to 413 for sizes).  0, or -1 when any was
- * bad.
- */
-static int
-load_attachments(struct ctx *ctx, struct email *e, const json_t *list,
-    const char *path, struct attachments *out, struct problem *p, int bytes)
-{
-	const json_t	*item, *content, *upload_id;
-	json_t		*up;
-	unsigned char	*data;
-	const char	*name;
-	char		 ipath[64], err[256], type[128], *b64;
-	json_t		*enc;
-	size_t		 i, len, total = 0;
-	int		 rc, bad = 0;
-
-	json_array_foreach(list, i, item) {
-		snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
-		content = json_object_get(item, "content");
-		upload_id = json_object_get(item, "attachmentId");
-		name = json_string_value(json_object_get(item,
-		    "attachmentName"));
-		if ((content == NULL) == (upload_id == NULL)) {
-			problem_add(p, ipath, "supply content (base64) or "
-			    "attachmentId, not both");
-			bad = 1;
-			continue;
-		}
-		if (upload_id != NULL) {
-			up = spool_upload_load(ctx->spool, ctx->client->id,
-			    json_string_value(upload_id));
-			if (up == NULL) {
-				problem_add(p, ipath, "no attachment '%s' "
-				    "uploaded by this client in the last 7 "
-				    "days", json_string_value(upload_id));
-				bad = 1;
-				continue;
-			}
-			len = (size_t)json_integer_value(json_object_get(up,
-			    "size"));
-			total += len;
-			enc = json_incref(json_object_get(up, "content"));
-			data = NULL;
-			/* Its bytes, to store once: the upload holds base64. */
-			if (bytes) {
-				rc = mime_base64_decode(json_string_value(enc),
-				    json_string_length(enc), 0, &data, &len);
-				json_decref(enc);
-				enc = NULL;
-				if (rc != 0) {
-					problem_add(p, ipath, "the upload '%s' "
-					    "cannot be read", json_string_value(
-					    upload_id));
-					bad = 1;
-					json_decref(up);
-					continue;
-				}
-			}
-			if (attachments_add(out, strdup(name ? name :
-			    json_string_value(json_object_get(up,
-			    "attachmentName"))), json_string_value(
-			    json_object_get(up, "contentType")), len, enc,
-			    data) == -1)
-				bad = 1;
-			json_decref(up);
-			continue;
-		}
-		if (name == NULL) {
-			snprintf(ipath, sizeof(ipath), "%s[%zu].attachmentName",
-			    path, i);
-			problem_add(p, ipath, "is required");
-			bad = 1;
-			continue;
-		}
-		snprintf(ipath, sizeof(ipath), "%s[%zu].content", path, i);
-		rc = mime_base64_decode(json_string_value(content),
-		    json_string_length(content), ctx->limits->attachment,
-		    &data, &len);
-		if (rc == -2) {
-			problem_add(p, ipath, "decodes to more than %zu bytes",
-			    ctx->limits->attachment);
-			p->status = 413;
-			bad = 1;
-			continue;
-		}
-		if (rc == -1) {
-			problem_add(p, ipath, "must be base64 (RFC 4648)");
-			bad = 1;
-			continue;
-		}
-		total += len;
-		if (e->magic == NULL &&
-		    (e->magic = mimetype_new(err, sizeof(err))) == NULL) {
-			free(data);
-			problem_add(p, ipath, "cannot be typed now");
-			bad = 1;
-			continue;
-		}
-		mimetype_detect(e->magic, data, len, type, sizeof(type));
-		if (bytes) {
-			if (attachments_add(out, strdup(name), type, len, NULL,
-			    data) == -1)
-				bad = 1;
-			continue;
-		}
-		/* The client's text is kept when it is already canonical. */
-		if (json_string_length(content) == (len + 2) / 3 * 4 &&
-		    strspn(json_string_value(content), "ABCDEFGHIJKLMNOPQRSTUVW"
-		    "XYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
-		    json_string_length(content))
-			enc = json_incref((json_t *)content);
-		else if ((b64 = mime_base64_encode(data, len)) != NULL) {
-			enc = json_string(b64);
-			free(b64);
-		} else
-			enc = NULL;
-		free(data);
-		if (attachments_add(out, strdup(name), type, len, enc,
-		    NULL) == -1)
-			bad = 1;
-	}
-	if (!bad && total > ctx->limits->attachments) {
-		problem_add(p, path, "attachments total %zu bytes, over the "
-		    "limit of %zu per message", total,
-		    ctx->limits->attachments);
-		p->status = 413;
-		bad = 1;
-	}
-	return bad ? -1 : 0;
-}
 
 /*
  * Check the request against the rules of the email routes
@@ -422,7 +233,11 @@ prepare(struct ctx *ctx, struct email *e)
 	/* Once for several recipients: stored once, not in each message. */
 	e->stored = json_array_size(json_object_get(body, e->list)) > 1 &&
 	    json_array_size(json_object_get(body, "attachments")) > 0;
-	if (load_attachments(ctx, e, json_object_get(body, "attachments"),
+	e->att.spool = ctx->spool;
+	e->att.client = ctx->client->id;
+	e->att.max_one = ctx->limits->attachment;
+	e->att.max_total = ctx->limits->attachments;
+	if (attach_load(&e->att, json_object_get(body, "attachments"),
 	    "attachments", &e->shared, p, e->stored) == -1)
 		return p;
 	/* Each recipient's own, decoded and checked once, kept for it. */
@@ -437,34 +252,13 @@ prepare(struct ctx *ctx, struct email *e)
 		if (json_array_size(json_object_get(item, "attachments")) == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s[%zu].attachments", e->list, i);
-		load_attachments(ctx, e, json_object_get(item, "attachments"),
+		attach_load(&e->att, json_object_get(item, "attachments"),
 		    path, &e->own[i], p, 0);
 	}
 	if (problem_count(p) > 0)
 		return p;
 	problem_free(p);
 	return NULL;
-}
-
-/*
- * The attachments of a message: each with its content (base64), or,
- * when stored once, the index of its blob (blob.h) instead.
- */
-static json_t *
-attachments_json(const struct attachments *a, int stored)
-{
-	json_t	*out = json_array();
-	size_t	 i;
-
-	for (i = 0; out != NULL && i < a->n; i++)
-		json_array_append_new(out, stored ?
-		    json_pack("{s:s, s:s, s:I, s:I}", "name", a->v[i].name,
-		    "contentType", a->v[i].type, "size",
-		    (json_int_t)a->v[i].size, "blob", (json_int_t)i) :
-		    json_pack("{s:s, s:s, s:I, s:O}", "name", a->v[i].name,
-		    "contentType", a->v[i].type, "size",
-		    (json_int_t)a->v[i].size, "content", a->v[i].base64));
-	return out;
 }
 
 /*
@@ -562,7 +356,7 @@ prepare_one(struct ctx *ctx, struct email *e, size_t i, const json_t *item,
 	msg = json_pack("{s:s, s:O, s:s%, s:s%, s:s?, s:o}",
 	    "from", e->from, "to", to, "subject", subject, slen,
 	    "html", html, hlen, "text", text, "attachments",
-	    attachments_json(atts, atts == &e->shared && e->stored));
+	    attach_json(atts, atts == &e->shared && e->stored));
 	if (msg != NULL && e->tmpl != NULL)
 		json_object_set_new(msg, "templateId",
 		    json_string(e->tmpl->id));
@@ -602,7 +396,16 @@ email_deliver(struct ctx *ctx)
 		json_decref(e.notices);
 		return NULL;
 	}
-	if ((p = prepare(ctx, &e)) != NULL || e.oom)
+	p = prepare(ctx, &e);
+	if (e.att.failed) {
+		/* Ours, not the request's: whatever p says, a 500. */
+		problem_free(p);
+		p = NULL;
+		fail = 500;
+		r = response_error(500, "the attachments cannot be read now");
+		goto done;
+	}
+	if (p != NULL || e.oom)
 		goto done;
 	total = json_array_size(json_object_get(ctx->body, e.list));
 	if ((ids = calloc(total ? total : 1, sizeof(*ids))) == NULL) {
@@ -664,11 +467,11 @@ email_deliver(struct ctx *ctx)
 done:
 	batch_free(&b);
 	free(ids);
-	attachments_free(&e.shared);
+	attach_free(&e.shared);
 	for (i = 0; e.own != NULL && i < e.nown; i++)
-		attachments_free(&e.own[i]);
+		attach_free(&e.own[i]);
 	free(e.own);
-	mimetype_free(e.magic);
+	attach_ctx_free(&e.att);
 	tmpl_free(e.tmpl);
 	json_decref(e.notices);
 	if (p != NULL)
