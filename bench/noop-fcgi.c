@@ -2,7 +2,7 @@
  * noop-fcgi.c: the cheapest FastCGI responder there is, the baseline of
  * make bench for msgspool-fcgi: libfcgi's accept loop answering "ok" to
  * every request, its body left to libfcgi.  It forks as many processes as
- * msgspool-fcgi would (MSGSPOOL_FCGI_WORKERS, default 4) on the socket it
+ * msgspool-fcgi would (MSGSPOOL_FCGI_WORKERS, default 8) on the socket it
  * is given (descriptor 0), so that both run alike under lighttpd.
  */
 #include <signal.h>
@@ -33,7 +33,7 @@ int
 main(void)
 {
 	const char	*s = getenv("MSGSPOOL_FCGI_WORKERS");
-	int		 i, n = s != NULL ? atoi(s) : 4;
+	int		 i, n = s != NULL ? atoi(s) : 8;
 
 	if (FCGX_Init() != 0)
 		return 1;

@@ -438,7 +438,7 @@ def bench_fcgi(work, quick, cgi_rows):
         rss0 = srv.workers_rss_kib()
         t0 = time.time()
         n = 0
-        for _ in range(2 if quick else 6):
+        for _ in range(2 if quick else 3):
             n += wrk_count(srv.url("/sms/v1/deliver"), dur, sms_lua)
             inst.clear()
             n += wrk_count(srv.url("/ping"), dur)
@@ -557,7 +557,7 @@ def verdict(ok):
 DEFAULT_ONLY = "cgi,fcgi,kannel,http,smtp,scale"
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
-DEFAULT_FCGI_WORKERS = 4
+DEFAULT_FCGI_WORKERS = 8
 
 
 def main():

@@ -33,7 +33,7 @@
 #include "fcgi.h"
 
 /* Workers by default: the best of 1, 2, 4 and 8 (bench/results.md). */
-#define WORKERS_DEFAULT	4
+#define WORKERS_DEFAULT	8
 #define WORKERS_MAX	256
 /* A worker that dies sooner than this after its start is respawned late. */
 #define RESPAWN_SOON	1

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
     not FASTCGI, reason="FastCGI mode only (MSGSPOOL_SERVER=lighttpd-fcgi "
     "or nginx-fcgi)")
 
-DEFAULT_WORKERS = 4     # msgspool-fcgi(8)
+DEFAULT_WORKERS = 8     # msgspool-fcgi(8)
 
 
 def _fcgi_procs(server):
