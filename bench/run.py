@@ -568,9 +568,11 @@ def main():
     only = args.only.split(",")
     work = tempfile.mkdtemp(prefix="msgspool-bench-")
     lines = ["# msgspool benchmarks", "",
-             "Run by `make bench` on %s, %s, %d CPUs. Ratios are against baselines "
-             "measured in the same run." % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                           os.uname().release, os.cpu_count()), ""]
+             "Run by `make bench` on %s, %s, %d CPUs, load average %.1f at the start "
+             "(the machine may be shared: other load slows every row, the baselines "
+             "too). Ratios are against baselines measured in the same run."
+             % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.uname().release,
+                os.cpu_count(), os.getloadavg()[0]), ""]
     try:
         if "cgi" in only:
             rows = bench_cgi(work, args.quick, ROOT / "cgi-bin")
@@ -707,6 +709,7 @@ def main():
                 verdict(max(small["pickup_s"], large["pickup_s"]) < 1.0)), ""]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    lines.append("Load average at the end: %.1f." % os.getloadavg()[0])
     text = "\n".join(lines) + "\n"
     print(text)
     # Only a full run is the record; --quick and --only just print.

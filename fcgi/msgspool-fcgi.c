@@ -80,24 +80,31 @@ io_config(void *arg, const char *path, char *err, size_t errlen)
 	    errlen);
 }
 
-/* 404 for a path that is no route, as the servers' CGI configs give. */
+/* Write a response the pipeline did not make (r NULL: a 500). */
 static int
-not_found(const struct cgi_io *io, const char *uri)
+answer(const struct cgi_io *io, struct response *r)
 {
-	struct response	*r;
-	char		*out;
-	size_t		 len;
-	int		 rc = -1;
+	char	*out;
+	size_t	 len;
+	int	 rc = -1;
 
-	r = problem_response(problem_new(404, "not-found",
-	    "no route %.*s", (int)strcspn(uri ? uri : "", "?"),
-	    uri ? uri : ""));
+	if (r == NULL)
+		r = response_error(500, "out of memory");
 	if (r != NULL && response_render(r, &out, &len) == 0) {
 		rc = io->write(io->arg, out, len);
 		free(out);
 	}
 	response_free(r);
 	return rc;
+}
+
+/* 404 for a path that is no route, as a problem like every error. */
+static int
+not_found(const struct cgi_io *io, const char *uri)
+{
+	return answer(io, problem_response(problem_new(404, "not-found",
+	    "no route %.*s", (int)strcspn(uri ? uri : "", "?"),
+	    uri ? uri : "")));
 }
 
 static enum keys_result
@@ -162,8 +169,7 @@ worker(int sock, const char *config)
 		else if ((env = fcgi_env(req.envp, path_info, config,
 		    extra)) == NULL) {
 			log_err("out of memory");
-			/* The 500 a CGI out of memory gives. */
-			cgi_serve(ep, NULL, &io);
+			answer(&io, NULL);
 		} else {
 			cgi_serve(ep, env, &io);
 			free(extra[0]);

@@ -118,3 +118,11 @@ def test_the_query_string_is_not_the_route(srv):
     assert srv.get("/ping?x=/sms/v1/deliver", client=None).text == "pong"
     r = srv.get("/nope?/ping", client=None)
     assert_problem(r, 404)
+
+
+def test_no_route_with_a_body_is_a_404_problem(srv):
+    # The body is never read; the answer comes whole all the same, and the
+    # worker serves the next request.
+    r = srv.post_raw("/nope", b"x" * 200000)
+    assert_problem(r, 404)
+    assert srv.sms().status_code == 202
