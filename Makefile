@@ -94,8 +94,10 @@ DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
 		   busybox postfix spawn-fcgi
 DEB_BENCH	 = wrk kannel
+# make check-nfs: NFS server and clients as user-mode Linux kernels.
+DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2
 
-.PHONY: all build deps deps-test deps-bench check check-build run install \
+.PHONY: all build deps deps-test deps-bench check check-build check-nfs run install \
 	uninstall sanitize bench fuzz clean FORCE
 .SUFFIXES:
 
@@ -239,10 +241,19 @@ $(O)tests/unit/test_fcgi: tests/unit/test_fcgi.c $(O)tests/unit/testutil.o \
 # make check: every unit test, the man page and OpenAPI lints, then the
 # black-box suite under each web server (MSGSPOOL_SERVERS= to choose).
 check: deps-test
+	-@tests/deps.sh $(DEB_NFS)
 	@$(MAKE) --no-print-directory check-build
 	@O='$(O)' PYTHON='$(PYTHON)' tests/run-all.sh $(UNIT_TESTS)
 
 check-build: build $(UNIT_TESTS) $(FAULT_BINS)
+
+# make check-nfs: several hosts on one spool over real NFS, under
+# user-mode Linux (tests/nfs/run.sh): kills and a partition, bounded
+# by MSGSPOOL_NFS_TIMEOUT (600 s); skipped, saying why, where UML
+# cannot run.  make check runs it too (MSGSPOOL_NFS=0 leaves it out).
+check-nfs: build
+	-@tests/deps.sh $(DEB_NFS)
+	@O='$(O)' tests/nfs/run.sh chaos; rc=$$?; [ $$rc -eq 2 ] || exit $$rc
 
 # The fuzz targets are sanitized builds already: here they only replay
 # their regressions (make check fuzzes them briefly).

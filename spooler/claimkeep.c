@@ -5,6 +5,7 @@
  * the event loop only ever waits for the mutex, never for the spool.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,18 @@ struct keeper {
 	struct spool	*spool;
 	struct kept	*list;
 	int		 stop;
+
+	/* The claiming thread, its own spool handle and work. */
+	pthread_t	 claimer;
+	pthread_cond_t	 ccv;
+	struct spool	*cspool;
+	size_t		 want;		/* claims asked for */
+	int		 dirty;		/* new/ may have changed */
+	struct claimed	*ready, **ready_tail;
+	size_t		 nready;
+	int		 pipe[2];	/* a byte per claim made ready */
+	int		 started;	/* which threads run: 1, 2 */
+	int		 cstop;		/* the claiming thread is to stop */
 };
 
 /* Take what is due out from under the mutex, work, put results back. */
@@ -101,46 +114,254 @@ keeper_run(void *arg)
 	return NULL;
 }
 
+/* Claim one name of new/ for the loop.  1 when it was claimed. */
+static int
+claim_one(struct keeper *k, const char *name)
+{
+	struct claimed	*c;
+	json_t		*doc = NULL;
+	char		 err[512] = "";
+	time_t		 t0 = time(NULL);
+	int		 fd;
+
+	if ((fd = spool_claim(k->cspool, name, &doc, err, sizeof(err))) ==
+	    -1) {
+		/* Gone, or another daemon's: not an error.  Set aside:
+		 * logged. */
+		if (errno != ENOENT && errno != EBUSY && errno != EAGAIN &&
+		    errno != EINVAL)
+			log_err("spool: cannot claim %s: %s", name,
+			    strerror(errno));
+		return 0;
+	}
+	/*
+	 * Before it is sent: a claim that took long (the server away) may
+	 * have been given to another host meanwhile.
+	 */
+	if (time(NULL) - t0 >= KEEP_STALE && spool_claim_renew(fd) == -1) {
+		log_err("%s: claim lost while it was taken (%s): not sending",
+		    name, strerror(errno));
+		close(fd);
+		json_decref(doc);
+		return 0;
+	}
+	if (doc == NULL) {
+		log_err("%s; moved to failed/", err);
+		spool_move(k->cspool, SPOOL_CUR, SPOOL_FAILED, name);
+		spool_release(k->cspool, name, fd);
+		return 0;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		spool_move(k->cspool, SPOOL_CUR, SPOOL_NEW, name);
+		spool_release(k->cspool, name, fd);
+		json_decref(doc);
+		return 0;
+	}
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->doc = doc;
+	if ((c->kept = keeper_add(k, name, fd)) == NULL) {
+		json_decref(doc);
+		free(c);
+		return 0;
+	}
+	pthread_mutex_lock(&k->mu);
+	*k->ready_tail = c;
+	k->ready_tail = &c->next;
+	k->nready++;
+	if (k->want > 0)
+		k->want--;
+	pthread_mutex_unlock(&k->mu);
+	if (write(k->pipe[1], "c", 1) == -1 && errno != EAGAIN)
+		log_warn("claim keeper: %s", strerror(errno));
+	return 1;
+}
+
+/*
+ * The claiming thread: new/ listed afresh when it may have changed (and
+ * every KEEP_RESCAN_EVERY seconds while claims are wanted), names taken
+ * from the listing as claims are asked for; dead claims returned every
+ * KEEP_RECOVER_EVERY seconds.
+ */
+static void *
+claimer_run(void *arg)
+{
+	struct keeper	 *k = arg;
+	struct timespec	  ts;
+	char		**names = NULL;
+	ssize_t		  n = 0, i = 0;
+	time_t		  now, listed = 0, next_recover = 0;
+	size_t		  back;
+	int		  relist;
+
+	pthread_mutex_lock(&k->mu);
+	while (!k->cstop) {
+		now = time(NULL);
+		if (now >= next_recover) {
+			pthread_mutex_unlock(&k->mu);
+			back = spool_recover(k->cspool);
+			pthread_mutex_lock(&k->mu);
+			if (back > 0)
+				k->dirty = 1;
+			next_recover = now + KEEP_RECOVER_EVERY;
+		}
+		if (k->want == 0) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&k->ccv, &k->mu, &ts);
+			continue;
+		}
+		relist = i >= n || ((k->dirty || now - listed >=
+		    KEEP_RESCAN_EVERY) && now != listed);
+		if (relist) {
+			k->dirty = 0;
+			pthread_mutex_unlock(&k->mu);
+			spool_names_free(names, n > 0 ? (size_t)n : 0);
+			names = NULL;
+			i = 0;
+			if ((n = spool_list(k->cspool, SPOOL_NEW, &names)) ==
+			    -1) {
+				log_err("spool: new/: %s", strerror(errno));
+				n = 0;
+			}
+			listed = time(NULL);
+			pthread_mutex_lock(&k->mu);
+		}
+		while (i < n && k->want > 0 && !k->cstop) {
+			pthread_mutex_unlock(&k->mu);
+			claim_one(k, names[i++]);
+			pthread_mutex_lock(&k->mu);
+		}
+		if (i >= n && k->want > 0 && !k->dirty && !k->cstop) {
+			/* Nothing left to try: wait for news or the rescan. */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += KEEP_RESCAN_EVERY;
+			pthread_cond_timedwait(&k->ccv, &k->mu, &ts);
+		}
+	}
+	pthread_mutex_unlock(&k->mu);
+	spool_names_free(names, n > 0 ? (size_t)n : 0);
+	return NULL;
+}
+
 struct keeper *
 keeper_new(const char *root, char *err, size_t errlen)
 {
 	struct keeper	*k;
+	int		 i;
 
 	if ((k = calloc(1, sizeof(*k))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if ((k->spool = spool_open(root, 0, err, errlen)) == NULL) {
-		free(k);
-		return NULL;
-	}
+	k->pipe[0] = k->pipe[1] = -1;
+	k->ready_tail = &k->ready;
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->cv, NULL);
+	pthread_cond_init(&k->ccv, NULL);
+	if ((k->spool = spool_open(root, 0, err, errlen)) == NULL ||
+	    (k->cspool = spool_open(root, 0, err, errlen)) == NULL)
+		goto fail;
+	if (pipe2(k->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
+		goto fail;
+	}
+	/* Every state opened now: the handles are only read from here. */
+	for (i = 0; i < SPOOL__MAX; i++) {
+		spool_dirfd(k->spool, (enum spool_dir)i);
+		spool_dirfd(k->cspool, (enum spool_dir)i);
+	}
 	if ((errno = pthread_create(&k->thread, NULL, keeper_run, k)) != 0) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
-		spool_free(k->spool);
-		pthread_mutex_destroy(&k->mu);
-		pthread_cond_destroy(&k->cv);
-		free(k);
-		return NULL;
+		goto fail;
 	}
+	k->started = 1;
+	if ((errno = pthread_create(&k->claimer, NULL, claimer_run, k)) !=
+	    0) {
+		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
+		goto fail;
+	}
+	k->started = 2;
 	return k;
+fail:
+	keeper_free(k);
+	return NULL;
 }
 
 void
 keeper_free(struct keeper *k)
 {
+	struct claimed	*c;
+
 	if (k == NULL)
 		return;
+	pthread_mutex_lock(&k->mu);
+	k->cstop = 1;
+	pthread_cond_broadcast(&k->ccv);
+	pthread_mutex_unlock(&k->mu);
+	if (k->started >= 2)
+		pthread_join(k->claimer, NULL);
+	/* Claimed, never started: back to new/ for any daemon. */
+	while ((c = k->ready) != NULL) {
+		k->ready = c->next;
+		spool_move(k->cspool, SPOOL_CUR, SPOOL_NEW, c->name);
+		keeper_release(c->kept);
+		json_decref(c->doc);
+		free(c);
+	}
+	/* Then every claim still kept is ended by the proving thread. */
 	pthread_mutex_lock(&k->mu);
 	k->stop = 1;
 	pthread_cond_signal(&k->cv);
 	pthread_mutex_unlock(&k->mu);
-	pthread_join(k->thread, NULL);
+	if (k->started >= 1)
+		pthread_join(k->thread, NULL);
 	spool_free(k->spool);
+	spool_free(k->cspool);
+	if (k->pipe[0] != -1)
+		close(k->pipe[0]);
+	if (k->pipe[1] != -1)
+		close(k->pipe[1]);
 	pthread_mutex_destroy(&k->mu);
 	pthread_cond_destroy(&k->cv);
+	pthread_cond_destroy(&k->ccv);
 	free(k);
+}
+
+void
+keeper_want(struct keeper *k, size_t room, int dirty)
+{
+	pthread_mutex_lock(&k->mu);
+	k->want = room > k->nready ? room - k->nready : 0;
+	if (dirty)
+		k->dirty = 1;
+	if (k->want > 0)
+		pthread_cond_signal(&k->ccv);
+	pthread_mutex_unlock(&k->mu);
+}
+
+struct claimed *
+keeper_take(struct keeper *k)
+{
+	struct claimed	*c;
+	char		 buf[64];
+
+	while (read(k->pipe[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&k->mu);
+	if ((c = k->ready) != NULL) {
+		if ((k->ready = c->next) == NULL)
+			k->ready_tail = &k->ready;
+		k->nready--;
+		c->next = NULL;
+	}
+	pthread_mutex_unlock(&k->mu);
+	return c;
+}
+
+int
+keeper_fd(struct keeper *k)
+{
+	return k->pipe[0];
 }
 
 struct kept *

@@ -5,15 +5,21 @@
  * (spool_claim_renew: a write and fsync of the locked file, which NFS
  * fails with EIO once the server gave the lock to another host), and
  * ends claims (spool_release), so that neither those calls nor a close
- * that waits for the server stalls the event loop.
+ * that waits for the server stalls the event loop.  A second thread
+ * takes the claims (spool_claim: open, lock, rename, read) and returns
+ * dead ones (spool_recover, every KEEP_RECOVER_EVERY seconds): the loop
+ * asks for as many as it has room for and is woken when they are ready.
  */
 #ifndef CLAIMKEEP_H
 #define CLAIMKEEP_H
 
 #include <time.h>
+#include <jansson.h>
 
 #define KEEP_EVERY	2	/* seconds between proofs of a claim */
 #define KEEP_STALE	5	/* no proof this long: the claim is in doubt */
+#define KEEP_RESCAN_EVERY 1	/* new/ read afresh at least this often */
+#define KEEP_RECOVER_EVERY 5	/* cur/ scanned for dead claims */
 
 enum keep_state {
 	KEEP_OK,	/* proved within KEEP_STALE seconds */
@@ -47,5 +53,28 @@ void		 keeper_poke(struct keeper *, struct kept *);
 
 /* End a claim: released by the thread, the record dropped.  NULL fine. */
 void		 keeper_release(struct kept *);
+
+/* A message the claiming thread claimed, kept from then on. */
+struct claimed {
+	struct claimed	*next;
+	char		 name[64];
+	struct kept	*kept;
+	json_t		*doc;		/* the caller's reference */
+};
+
+/*
+ * Ask for claims: room for this many messages (those claimed and not
+ * taken yet count against it); dirty when new/ may have changed.
+ */
+void		 keeper_want(struct keeper *, size_t room, int dirty);
+
+/*
+ * The next claimed message, or NULL.  Free it with free() once its doc
+ * and kept are the caller's.
+ */
+struct claimed	*keeper_take(struct keeper *);
+
+/* A descriptor readable when claims are ready (for poll). */
+int		 keeper_fd(struct keeper *);
 
 #endif

@@ -324,6 +324,7 @@ outcome(struct daemon *d, struct job *job)
 }
 
 static void job_free(struct job *);
+static void start_job(struct daemon *, struct job *);
 
 /*
  * Remember which message the provider's own id names, so that a
@@ -703,7 +704,6 @@ admit(void *arg, const char *name)
 	enum msg_status	 st;
 	char		 err[512];
 	size_t		 i, cap;
-	time_t		 t0;
 	int		 fd, saturated = 0;
 
 	/*
@@ -743,7 +743,6 @@ admit(void *arg, const char *name)
 	job->lockfd = -1;
 	snprintf(job->name, sizeof(job->name), "%s", name);
 	err[0] = '\0';
-	t0 = time(NULL);
 	if ((fd = spool_claim(d->spool, name, &job->doc, err,
 	    sizeof(err))) == -1) {
 		/* Gone, or another daemon's: not an error.  Set aside: logged. */
@@ -754,54 +753,88 @@ admit(void *arg, const char *name)
 		return 0;
 	}
 	job->lockfd = fd;
-	if (d->keeper != NULL) {
-		/*
-		 * Before sending: a claim that took long (the server away)
-		 * may have been given to another host meanwhile.
-		 */
-		if (time(NULL) - t0 >= KEEP_STALE &&
-		    spool_claim_renew(fd) == -1) {
-			log_err("%s: claim lost while it was taken (%s): not "
-			    "sending", name, strerror(errno));
-			job_free(job);
-			return 0;
-		}
-		job->kept = keeper_add(d->keeper, name, fd);
-		job->lockfd = -1;
-		if (job->kept == NULL) {
-			job_free(job);
-			return 1;
-		}
-	}
 	if (job->doc == NULL) {
 		log_err("%s; moved to failed/", err);
 		spool_move(d->spool, SPOOL_CUR, SPOOL_FAILED, name);
 		job_free(job);
 		return 0;
 	}
+	start_job(d, job);
+	return 0;
+}
+
+/*
+ * Start a claimed job: its route, its provider, its transfer.  It counts
+ * as in flight from here until job_done.
+ */
+static void
+start_job(struct daemon *d, struct job *job)
+{
+	struct route	*r;
+	enum msg_status	 st;
+	char		 err[512];
+
 	d->inflight++;
 	if ((r = route_of(d, job->doc, err, sizeof(err), &st)) == NULL) {
 		/* A config error is fixed by an operator: keep the message. */
 		job->status = st;
 		snprintf(job->err, sizeof(job->err), "%s", err);
 		job_done(d, job);
-		return 0;
+		return;
 	}
 	job->route = r;
 	r->inflight++;
 	r->provider->start(r->state, job);
 	if (job->pending)
-		return 0;	/* a session has it (provider.h) */
+		return;		/* a session has it (provider.h) */
 	if (job->easy == NULL) {
 		job_done(d, job);
-		return 0;
+		return;
 	}
 	if (curl_multi_add_handle(d->multi, job->easy) != CURLM_OK) {
 		job->status = MSG_TEMPFAIL;
 		snprintf(job->err, sizeof(job->err), "cannot start transfer");
 		job_done(d, job);
 	}
-	return 0;
+}
+
+/*
+ * On a shared spool the keeper's thread claims (claimkeep.h): start what
+ * it claimed while there is room, then ask for as much as is left.
+ */
+static void
+feed_claims(struct daemon *d)
+{
+	struct claimed	*c;
+	struct job	*job;
+	size_t		 room;
+
+	for (;;) {
+		/* As admit: finished jobs are recorded before slots are
+		 * reused. */
+		if (d->inflight + d->ndone >= d->concurrency)
+			flush_done(d);
+		if (stopping || reloading || d->inflight >= d->concurrency)
+			break;
+		if ((c = keeper_take(d->keeper)) == NULL)
+			break;
+		if ((job = calloc(1, sizeof(*job))) == NULL) {
+			keeper_release(c->kept);
+			json_decref(c->doc);
+			free(c);
+			break;
+		}
+		job->lockfd = -1;
+		snprintf(job->name, sizeof(job->name), "%s", c->name);
+		job->doc = c->doc;
+		job->kept = c->kept;
+		free(c);
+		start_job(d, job);
+	}
+	room = stopping || reloading || d->inflight >= d->concurrency ? 0 :
+	    d->concurrency - d->inflight;
+	keeper_want(d->keeper, room, d->new_dirty);
+	d->new_dirty = 0;
 }
 
 /* Collect the transfers that ended. */
@@ -866,8 +899,9 @@ chores(struct daemon *d, time_t now)
 		d->next_receipts = now + RECEIPT_EVERY;
 	}
 	webhooks_run(d->wh, now);
+	/* On a shared spool the keeper's thread does it (claimkeep.h). */
 	if (now >= d->next_recover) {
-		if (spool_recover(d->spool) > 0)
+		if (d->keeper == NULL && spool_recover(d->spool) > 0)
 			d->new_dirty = 1;
 		d->next_recover = now + (d->netfs ? NETFS_RECOVER_EVERY :
 		    RECOVER_EVERY);
@@ -935,7 +969,7 @@ drain_inotify(struct daemon *d)
 static void
 wait_for_work(struct daemon *d, time_t now)
 {
-	struct curl_waitfd	 w[1 + WAIT_SESSIONS_MAX];
+	struct curl_waitfd	 w[2 + WAIT_SESSIONS_MAX];
 	const struct provider	*p;
 	time_t			 until;
 	size_t			 i;
@@ -953,16 +987,21 @@ wait_for_work(struct daemon *d, time_t now)
 		ms = 0;
 	/* Files arriving only matter when there is room for them. */
 	if (d->ino != -1 && d->inflight < d->concurrency) {
-		w[0].fd = d->ino;
-		w[0].events = CURL_WAIT_POLLIN;
-		w[0].revents = 0;
-		n = 1;
+		w[n].fd = d->ino;
+		w[n].events = CURL_WAIT_POLLIN;
+		w[n++].revents = 0;
+	}
+	/* Claims the keeper's thread made ready. */
+	if (d->keeper != NULL && d->inflight < d->concurrency) {
+		w[n].fd = keeper_fd(d->keeper);
+		w[n].events = CURL_WAIT_POLLIN;
+		w[n++].revents = 0;
 	}
 	/* The sessions' sockets, and their timers. */
 	for (i = 0; i < d->nroutes; i++)
 		if ((p = d->routes[i]->provider)->fds != NULL)
 			n += (int)p->fds(d->routes[i]->state, w + n,
-			    WAIT_SESSIONS_MAX + 1 - (size_t)n, &ms);
+			    WAIT_SESSIONS_MAX + 2 - (size_t)n, &ms);
 	curl_multi_poll(d->multi, n ? w : NULL, (unsigned)n, ms, NULL);
 	drain_inotify(d);
 }
@@ -1089,7 +1128,10 @@ main(int argc, char *argv[], char *envp[])
 		now = time(NULL);
 		if (!stopping) {
 			chores(&d, now);
-			if (d.new_dirty && d.inflight < d.concurrency &&
+			if (d.keeper != NULL) {
+				feed_claims(&d);
+				flush_done(&d);
+			} else if (d.new_dirty && d.inflight < d.concurrency &&
 			    !reloading) {
 				d.new_dirty = 0;
 				d.skipped = 0;
