@@ -323,3 +323,89 @@ def test_upload_takes_a_key_too(srv):
     r = srv.post_json("/email/v1/attachments", dict(body, content="eA=="),
                       headers={"Idempotency-Key": "up-1"})
     assert_problem(r, 422)
+
+
+def _pids_of(exe, workers=False):
+    """The processes running the program at path exe; with workers, only
+    those whose parent runs it too (msgspool-fcgi's workers, not the
+    supervisor that replaces them)."""
+    def runs(pid):
+        try:
+            return os.readlink(f"/proc/{pid}/exe") == str(exe)
+        except OSError:
+            return False
+
+    def parent(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+    return [int(d) for d in os.listdir("/proc") if d.isdigit() and
+            runs(d) and (not workers or runs(parent(d)))]
+
+
+def test_sigkill_at_random_times_under_load_then_retry(srv):
+    """Requests with keys through the web server, each program serving one
+    killed with SIGKILL after a random delay (before, during or after its
+    write), then retried with the key: every retry gets the ids of 40
+    messages, each queued once, and nothing else is queued."""
+    import random
+    from conftest import CGI_DIR, FASTCGI, FCGI_DIR
+    exe = (FCGI_DIR / "msgspool-fcgi") if FASTCGI else (CGI_DIR / "sms-batch")
+    exe = exe.resolve()
+    rnd = random.Random(1234)
+    expected = set()
+    killed = answered = 0
+    for round_ in range(20):
+        key = f"load-{round_}"
+        body = {"messages": [{"recipient": RECIPIENT,
+                              "messageBody": f"r{round_}-{i}"}
+                             for i in range(40)]}
+        out = []
+        t = threading.Thread(target=lambda: out.append(
+            _post_quiet(srv, BATCH, body, key)))
+        t.start()
+        time.sleep(rnd.uniform(0, 0.06))
+        deadline = time.time() + 0.2
+        while time.time() < deadline and t.is_alive():
+            pids = _pids_of(exe, workers=FASTCGI)
+            if pids:
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+                killed += 1
+                break
+            time.sleep(0.001)
+        t.join(30)
+        first = out[0] if out else None
+        if getattr(first, "status_code", None) == 200:
+            answered += 1
+        # Retry as a client would: while the first still runs (409), and
+        # while the server has no program to run it (a FastCGI worker
+        # being replaced: 5xx), for at most 20 s.
+        until = time.time() + 20
+        while True:
+            r = post(srv, BATCH, body, key)
+            if r.status_code == 200 or time.time() > until or not (
+                    r.status_code == 409 or r.status_code >= 500):
+                break
+            time.sleep(0.1)
+        assert r.status_code == 200, r.text
+        ids = set(reply_ids(r))
+        assert len(ids) == 40
+        expected |= ids
+        assert set(queued(srv.inst)) == expected
+    print(f"\n20 requests, {killed} programs killed at random times, "
+          f"{answered} first replies a 200; {len(expected)} messages "
+          f"queued by the retries, each once")
+    assert len(expected) == 20 * 40
+
+
+def _post_quiet(srv, path, body, key):
+    try:
+        return post(srv, path, body, key)
+    except Exception as e:  # the connection may die with the program
+        return e
