@@ -174,8 +174,9 @@ $(DAEMON): $(O)spooler/msgspoold.o $(O)spooler/claimkeep.o $(SPOOLER_OBJS) \
 	    $(O)spooler/claimkeep.o $(SPOOLER_OBJS) $(LIBA) $(LIBS_BASE) \
 	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
-$(CLI): $(O)spooler/msgspool.o $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o $(LIBA) $(LIBS_BASE)
+$(CLI): $(O)spooler/msgspool.o $(O)spooler/cli_admin.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o \
+	    $(O)spooler/cli_admin.o $(LIBA) $(LIBS_BASE)
 
 $(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h lib/*.h
 	@mkdir -p $(@D)

@@ -18,16 +18,12 @@
 #include <unistd.h>
 
 #include "blob.h"
+#include "cli.h"
 #include "config.h"
 #include "event.h"
 #include "keys.h"
 #include "spool.h"
 #include "util.h"
-
-struct cli {
-	struct config	*cfg;
-	struct spool	*spool;
-};
 
 struct verb {
 	const char	*name;
@@ -37,8 +33,8 @@ struct verb {
 	int		 (*run)(struct cli *, int, char **);
 };
 
-static const char *
-str(const json_t *o, const char *key)
+const char *
+cli_str(const json_t *o, const char *key)
 {
 	const char	*s = json_string_value(json_object_get(o, key));
 
@@ -49,7 +45,7 @@ str(const json_t *o, const char *key)
 static const char *
 recipient(const json_t *doc)
 {
-	return str(json_object_get(doc, "message"), "to");
+	return cli_str(json_object_get(doc, "message"), "to");
 }
 
 static size_t	sessions(struct cli *);
@@ -93,12 +89,12 @@ cmd_list(struct cli *c, int argc, char **argv)
 				continue;
 			}
 			printf("%-26s %-8s %-11s %-7s %-20s %3lld %-20s %s\n",
-			    str(doc, "id"), spool_dirname(states[s]),
+			    cli_str(doc, "id"), spool_dirname(states[s]),
 			    msgdoc_status(doc, spool_dirname(states[s])),
-			    str(doc, "channel"), recipient(doc),
+			    cli_str(doc, "channel"), recipient(doc),
 			    (long long)json_integer_value(json_object_get(doc,
-			    "attempts")), str(doc, "nextAttempt"),
-			    str(doc, "lastError"));
+			    "attempts")), cli_str(doc, "nextAttempt"),
+			    cli_str(doc, "lastError"));
 			json_decref(doc);
 			total++;
 		}
@@ -136,23 +132,23 @@ sessions(struct cli *c)
 			    config_get(c->cfg, sec, "host"));
 			continue;
 		}
-		state = str(st, "state");
+		state = cli_str(st, "state");
 		pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
 		/* A daemon that died wrote no "stopped". */
 		if (strcmp(state, "stopped") != 0 && pid > 0 &&
 		    kill(pid, 0) == -1 && errno == ESRCH)
 			state = "stopped (msgspoold is not running)";
 		printf("smpp [%s] %s:%s as %s: %s since %s, window %lld/%lld "
-		    "in use, %lld queued%s%s\n", sec, str(st, "host"),
-		    str(st, "port"), str(st, "systemId"), state,
-		    str(st, "since"),
+		    "in use, %lld queued%s%s\n", sec, cli_str(st, "host"),
+		    cli_str(st, "port"), cli_str(st, "systemId"), state,
+		    cli_str(st, "since"),
 		    (long long)json_integer_value(json_object_get(st,
 		    "inUse")), (long long)json_integer_value(json_object_get(st,
 		    "window")), (long long)json_integer_value(json_object_get(st,
 		    "queued")), json_is_string(json_object_get(st,
 		    "lastError")) ? "; last error: " : "",
 		    json_is_string(json_object_get(st, "lastError")) ?
-		    str(st, "lastError") : "");
+		    cli_str(st, "lastError") : "");
 		json_decref(st);
 	}
 	return n;
@@ -337,250 +333,6 @@ cmd_delete(struct cli *c, int argc, char **argv)
 			blob_remove(c->spool, name);	/* its attachments */
 	}
 	return rc;
-}
-
-static char *
-keys_file(struct cli *c)
-{
-	return config_path(c->cfg, NULL, "keys", "keys");
-}
-
-static int
-cmd_key(struct cli *c, int argc, char **argv)
-{
-	char	 key[64], err[512], *path;
-	int	 rc;
-
-	if ((path = keys_file(c)) == NULL)
-		return 1;
-	if (strcmp(argv[0], "add") == 0 && (argc == 3 || (argc == 4 &&
-	    strcmp(argv[3], "--test") == 0)))
-		rc = keys_add(path, argv[1], argv[2], argc == 4, key,
-		    sizeof(key), err, sizeof(err));
-	else if (strcmp(argv[0], "disable") == 0 && argc == 2)
-		rc = keys_disable(path, argv[1], err, sizeof(err));
-	else {
-		free(path);
-		fprintf(stderr, "usage: msgspool key add CLIENT SCOPES [--test] "
-		    "| key disable CLIENT\n");
-		return 1;
-	}
-	free(path);
-	if (rc == -1) {
-		fprintf(stderr, "msgspool: key %s: %s\n", argv[0], err);
-		return 1;
-	}
-	if (strcmp(argv[0], "add") == 0)
-		printf("%s\n", key);
-	return 0;
-}
-
-/* The names of an area's files, gathered by spool_area_scan. */
-struct names {
-	char	**v;
-	size_t	  n;
-};
-
-static int
-gather(void *arg, const char *name)
-{
-	struct names	*ns = arg;
-	char		**v;
-
-	if ((v = reallocarray(ns->v, ns->n + 1, sizeof(*v))) == NULL ||
-	    (v[ns->n] = strdup(name)) == NULL) {
-		if (v != NULL)
-			ns->v = v;
-		return 1;
-	}
-	ns->v = v;
-	ns->n++;
-	return 0;
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Put events-failed/name back into events/, due now.  0 or -1. */
-static int
-resend(struct cli *c, const char *name)
-{
-	json_t	*ev;
-	char	 err[512];
-
-	if ((ev = spool_area_load(c->spool, EVENT_FAILED_AREA, name, err,
-	    sizeof(err))) == NULL) {
-		fprintf(stderr, "msgspool: events resend: %s\n", err);
-		return -1;
-	}
-	event_resend(ev, time(NULL));
-	if (spool_area_store(c->spool, EVENT_AREA, (const json_t **)&ev, 1)
-	    != MSG_OK) {
-		fprintf(stderr, "msgspool: events resend: %s: %s\n", name,
-		    strerror(errno));
-		json_decref(ev);
-		return -1;
-	}
-	json_decref(ev);
-	spool_area_remove(c->spool, EVENT_FAILED_AREA, name);
-	return 0;
-}
-
-/*
- * events: the webhook events given up on (events-failed/), or resend
- * some or all of them.
- */
-static int
-cmd_events(struct cli *c, int argc, char **argv)
-{
-	struct names	 ns = { NULL, 0 };
-	json_t		*ev;
-	char		 name[SPOOL_NAME_MAX], err[512];
-	size_t		 i, done = 0;
-	int		 rc = 0, a;
-
-	if (argc > 0 && (strcmp(argv[0], "resend") != 0 || argc < 2)) {
-		fprintf(stderr, "usage: msgspool events [resend ID... | "
-		    "resend --all]\n");
-		return 1;
-	}
-	if (argc == 0 || (argc == 2 && strcmp(argv[1], "--all") == 0)) {
-		spool_area_scan(c->spool, EVENT_FAILED_AREA, gather, &ns);
-		qsort(ns.v, ns.n, sizeof(*ns.v), by_name);
-	}
-	if (argc == 0) {
-		printf("%-26s %-16s %-20s %3s %s\n", "ID", "CLIENT", "TYPE",
-		    "TRY", "LAST-ERROR");
-		for (i = 0; i < ns.n; i++) {
-			if ((ev = spool_area_load(c->spool, EVENT_FAILED_AREA,
-			    ns.v[i], err, sizeof(err))) == NULL) {
-				if (errno != ENOENT)
-					printf("%-26.26s (unreadable: %s)\n",
-					    ns.v[i], err);
-				continue;
-			}
-			printf("%-26s %-16s %-20s %3lld %s\n", str(ev, "id"),
-			    str(ev, "client"), str(ev, "type"),
-			    event_attempts(ev), str(ev, "lastError"));
-			json_decref(ev);
-			done++;
-		}
-		printf("%zu failed event%s\n", done, done == 1 ? "" : "s");
-	} else if (argc == 2 && strcmp(argv[1], "--all") == 0) {
-		for (i = 0; i < ns.n; i++)
-			if (resend(c, ns.v[i]) == -1)
-				rc = 1;
-			else
-				done++;
-		printf("%zu event%s resent\n", done, done == 1 ? "" : "s");
-	} else
-		for (a = 1; a < argc; a++) {
-			if (!ulid_valid(argv[a])) {
-				fprintf(stderr, "msgspool: events resend: "
-				    "'%s' is not an event id\n", argv[a]);
-				rc = 1;
-				continue;
-			}
-			snprintf(name, sizeof(name), "%s.json", argv[a]);
-			if (resend(c, name) == -1)
-				rc = 1;
-		}
-	for (i = 0; i < ns.n; i++)
-		free(ns.v[i]);
-	free(ns.v);
-	return rc;
-}
-
-/*
- * Write text to path atomically: a temporary file beside it (mode 0600,
- * or the old file's), synced, renamed over it, the directory synced.
- * 0, or -1 with errno set.
- */
-static int
-write_atomic(const char *path, const char *text)
-{
-	struct stat	 st;
-	char		 tmp[4096], dir[4096];
-	int		 fd, dfd, e;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
-	    sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkstemp(tmp)) == -1)
-		return -1;
-	if ((stat(path, &st) == 0 && fchmod(fd, st.st_mode & 0640) == -1) ||
-	    util_write_all(fd, text, strlen(text)) == -1 ||
-	    util_write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		errno = e;
-		return -1;
-	}
-	if (close(fd) == -1 || rename(tmp, path) == -1) {
-		e = errno;
-		unlink(tmp);
-		errno = e;
-		return -1;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY)) != -1) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-}
-
-/*
- * webhook-secret CLIENT: a new secret into the client's
- * webhook-secret-file, printed once.  msgspoold reads it at its next
- * try of each event.
- */
-static int
-cmd_webhook_secret(struct cli *c, int argc, char **argv)
-{
-	char	 section[128], *path, *secret;
-
-	(void)argc;
-	if ((size_t)snprintf(section, sizeof(section), "client.%s", argv[0]) >=
-	    sizeof(section) || event_section_client(section) == NULL) {
-		fprintf(stderr, "msgspool: webhook-secret: '%s' is not a "
-		    "client id\n", argv[0]);
-		return 1;
-	}
-	if (config_get(c->cfg, section, "webhook-secret") != NULL) {
-		fprintf(stderr, "msgspool: webhook-secret: [%s] has its "
-		    "webhook-secret in the config file; use "
-		    "webhook-secret-file to have one made\n", section);
-		return 1;
-	}
-	if ((path = config_path(c->cfg, section, "webhook-secret-file",
-	    NULL)) == NULL) {
-		fprintf(stderr, "msgspool: webhook-secret: [%s] has no "
-		    "webhook-secret-file\n", section);
-		return 1;
-	}
-	if ((secret = event_secret_new()) == NULL) {
-		fprintf(stderr, "msgspool: webhook-secret: no random bytes\n");
-		free(path);
-		return 1;
-	}
-	if (write_atomic(path, secret) == -1) {
-		fprintf(stderr, "msgspool: webhook-secret: %s: %s\n", path,
-		    strerror(errno));
-		free(secret);
-		free(path);
-		return 1;
-	}
-	printf("%s\n", secret);
-	free(secret);
-	free(path);
-	return 0;
 }
 
 static const struct verb verbs[] = {

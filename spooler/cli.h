@@ -1,0 +1,25 @@
+/*
+ * cli.h: what the msgspool CLI's files share (msgspool(8)).
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <jansson.h>
+
+struct config;
+struct spool;
+
+struct cli {
+	struct config	*cfg;
+	struct spool	*spool;		/* NULL for a verb without one */
+};
+
+/* A string member of o, or "-" when it has none. */
+const char	*cli_str(const json_t *o, const char *key);
+
+/* The verbs of cli_admin.c: key, events, webhook-secret. */
+int		 cmd_key(struct cli *, int argc, char **argv);
+int		 cmd_events(struct cli *, int argc, char **argv);
+int		 cmd_webhook_secret(struct cli *, int argc, char **argv);
+
+#endif
