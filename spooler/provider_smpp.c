@@ -28,6 +28,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +60,7 @@
 #define SMPP_RECONNECT_MAX	60000		/* ... to a minute */
 #define SMPP_UNBIND_WAIT	2000		/* ms for unbind_resp at exit */
 #define SMPP_STATUS_EVERY	200		/* ms between status writes */
+#define SMPP_HOLD		10		/* ms a finished job may wait */
 
 enum smpp_phase {
 	SMPP_DOWN,
@@ -122,6 +125,7 @@ struct smpp {
 
 	struct job	**done;
 	size_t		 ndone, donecap;
+	long long	 done_at;	/* ms: when the first of them ended */
 
 	char		 lasterr[256];
 	long long	 status_at;
@@ -492,7 +496,22 @@ job_over(struct smpp *st, struct job *job)
 		st->done = v;
 		st->donecap = cap;
 	}
+	if (st->ndone == 0)
+		st->done_at = now_ms();
 	st->done[st->ndone++] = job;
+}
+
+/*
+ * Whether the finished jobs go back to the daemon now.  Answers come one
+ * by one, and the daemon records each batch with its own syncs: so they
+ * wait for the rest of the window's answers, SMPP_HOLD ms at most (they
+ * count as in flight meanwhile).
+ */
+static int
+release_due(const struct smpp *st, long long t)
+{
+	return st->ndone > 0 && (st->inuse == 0 || st->ndone >= st->window ||
+	    t - st->done_at >= SMPP_HOLD || st->phase != SMPP_BOUND);
 }
 
 static void
@@ -744,6 +763,8 @@ session_connect(struct smpp *st)
 		session_failed(st, why);
 		return;
 	}
+	/* PDUs are small and go in batches: no waiting for more. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	st->fd = fd;
 	st->bind_deadline = now_ms() + st->timeout * 1000;
 	set_phase(st, SMPP_CONNECTING);
@@ -1204,7 +1225,7 @@ smpp_fds(void *state, struct curl_waitfd *fds, size_t max, int *timeout_ms)
 			    t;
 	}
 	if (st->ndone > 0)
-		due = t;
+		due = release_due(st, t) ? t : st->done_at + SMPP_HOLD;
 	if (due - t < *timeout_ms)
 		*timeout_ms = due > t ? (int)(due - t) : 0;
 	if (st->fd == -1 || max == 0)
@@ -1285,7 +1306,7 @@ smpp_reap(void *state)
 	struct smpp	*st = state;
 	struct job	*job;
 
-	if (st->ndone == 0)
+	if (!release_due(st, now_ms()))
 		return NULL;
 	job = st->done[0];
 	memmove(st->done, st->done + 1, (st->ndone - 1) * sizeof(*st->done));

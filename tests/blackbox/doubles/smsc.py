@@ -40,6 +40,7 @@ submit_sm unanswered at once per session (max_outstanding), enquire_links
 received and answered, deliver_sm_resp received, unbinds.
 """
 
+import collections
 import itertools
 import socket
 import struct
@@ -193,6 +194,10 @@ class Session:
         self.wlock = threading.Lock()
         self.closed = False
         self.seq = itertools.count(1)
+        # Answers delayed by the latency, in the order they are due.
+        self.later = collections.deque()
+        self.later_cv = threading.Condition()
+        self.answerer = None
 
     def send(self, data):
         with self.wlock:
@@ -451,37 +456,59 @@ class Session:
             self.close()
             return
         if smsc.latency:
-            threading.Thread(target=self.answer, args=(seq, f, outcome),
-                             daemon=True).start()
+            with self.later_cv:
+                self.later.append((time.monotonic() + smsc.latency, seq, f,
+                                   outcome))
+                self.later_cv.notify()
+            if self.answerer is None:
+                self.answerer = threading.Thread(target=self.answer_later,
+                                                 daemon=True)
+                self.answerer.start()
         else:
+            self.answer(seq, f, outcome)
+
+    def answer_later(self):
+        while True:
+            with self.later_cv:
+                while not self.later:
+                    self.later_cv.wait(0.5)
+                due, seq, f, outcome = self.later[0]
+                wait = due - time.monotonic()
+                if wait > 0:
+                    self.later_cv.wait(wait)
+                    continue
+                self.later.popleft()
             self.answer(seq, f, outcome)
 
     def answer(self, seq, f, outcome):
         smsc = self.smsc
-        if smsc.latency:
-            time.sleep(smsc.latency)
-        with smsc.lock:
-            if self.closed:
-                # Dropped before its answer: the ESME never heard.
-                f["unanswered"] = True
-                smsc.submits.append(f)
+        # The answer is written, or the session is gone, under the write
+        # lock: a message_id given is an answer sent.
+        with self.wlock:
+            with smsc.lock:
                 self.outstanding -= 1
+                if not self.closed and outcome == "ok":
+                    f["message_id"] = "%08X" % next(smsc.ids)
+                elif not self.closed:
+                    f["status"] = outcome
+                else:
+                    # Dropped before its answer: the ESME never heard.
+                    f["unanswered"] = True
+                smsc.submits.append(f)
+            if self.closed:
                 return
-            if outcome == "ok":
-                mid = "%08X" % next(smsc.ids)
-                f["message_id"] = mid
-            else:
-                f["status"] = outcome
-            smsc.submits.append(f)
-            self.outstanding -= 1
-        if outcome == "ok":
-            self.send(pdu(SUBMIT_SM_RESP, ESME_ROK, seq, cstr(mid)))
-            if smsc.receipts:
-                stat = smsc.receipt_stat.get(f["destination_addr"],
-                                             "DELIVRD")
-                self.deliver_receipt(mid, stat, smsc.receipts, f)
-        else:
-            self.send(pdu(SUBMIT_SM_RESP, outcome, seq))
+            try:
+                if outcome == "ok":
+                    self.conn.sendall(pdu(SUBMIT_SM_RESP, ESME_ROK, seq,
+                                          cstr(f["message_id"])))
+                else:
+                    self.conn.sendall(pdu(SUBMIT_SM_RESP, outcome, seq))
+            except OSError:
+                self.closed = True
+                return
+        if outcome == "ok" and smsc.receipts:
+            stat = smsc.receipt_stat.get(f["destination_addr"], "DELIVRD")
+            self.deliver_receipt(f["message_id"], stat, smsc.receipts, f)
 
     # 4.6.1 deliver_sm carrying an SMSC delivery receipt (5.2.12 esm_class
     # 0x04; Appendix B for the text).
@@ -562,6 +589,7 @@ class Smsc:
             except OSError:
                 return
             n += 1
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             s = Session(self, conn, n)
             with self.lock:
                 self.sessions.append(s)
