@@ -241,6 +241,31 @@ check_sections(const struct config *cfg, const char *root)
 	return rc;
 }
 
+/*
+ * The routes of providers with a session of their own (smpp), made at
+ * start and on reload rather than with a first message: delivery
+ * receipts come in on the session whether or not there is anything to
+ * send.  Not with --once, which binds only to send.
+ */
+static void
+open_sessions(struct daemon *d)
+{
+	const struct provider	*p;
+	const char		*sec, *name;
+	char			 err[512];
+	size_t			 i;
+	int			 c;
+
+	for (i = 0; !d->once && (sec = config_section(d->cfg, i)) != NULL;
+	    i++)
+		if ((name = config_get(d->cfg, sec, "provider")) != NULL &&
+		    (p = provider_find(name)) != NULL && p->run != NULL &&
+		    (c = channel_of_section(sec)) != -1 &&
+		    route_get(d, sec, channel_info((enum channel)c)->name, err,
+		    sizeof(err)) == NULL)
+			log_err("config: %s", err);
+}
+
 static int
 load_config(struct daemon *d)
 {
@@ -297,6 +322,7 @@ load_config(struct daemon *d)
 	    (long)(conc + WEBHOOK_SHARE(conc)));
 	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS,
 	    (long)(conc + WEBHOOK_SHARE(conc)));
+	open_sessions(d);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * provider_smpp.c: SMS over SMPP 3.4 to an SMSC (msgspool.conf(5), "The
  * smpp provider"; msgspoold(8)).  One bind_transceiver session per
- * section, run in msgspoold's loop beside the curl transfers: its
+ * section, opened when msgspoold starts (with --once, with the first
+ * message) and kept for the receipts, run in msgspoold's loop beside the curl transfers: its
  * socket is waited on with them (provider.h: fds, run, reap).  PDUs are
  * packed and unpacked by libsmpp34; only the 16-byte header is read
  * here, to frame them.
@@ -106,7 +107,6 @@ struct smpp {
 	struct spool	*spool;		/* opened on first use */
 	int		 fd;
 	enum smpp_phase	 phase;
-	int		 wanted;	/* a session is wanted (first job) */
 	uint32_t	 seq;
 	uint8_t		 ref;		/* of concatenated messages */
 	unsigned	 failures;	/* connects or binds in a row */
@@ -1194,10 +1194,6 @@ smpp_start(void *state, struct job *job)
 		st->qhead = m;
 	st->qtail = m;
 	st->queued++;
-	if (!st->wanted) {
-		st->wanted = 1;
-		st->reconnect_at = 0;
-	}
 }
 
 static size_t
@@ -1207,7 +1203,7 @@ smpp_fds(void *state, struct curl_waitfd *fds, size_t max, int *timeout_ms)
 	long long	 t = now_ms(), due = t + 1000;
 	size_t		 i;
 
-	if (st->phase == SMPP_DOWN && st->wanted)
+	if (st->phase == SMPP_DOWN)
 		due = st->reconnect_at;
 	if (st->phase == SMPP_CONNECTING || st->phase == SMPP_BINDING)
 		due = st->bind_deadline < due ? st->bind_deadline : due;
@@ -1292,8 +1288,7 @@ smpp_run(void *state, int stopping)
 	}
 	if (!stopping)
 		submit_more(st);
-	if (st->phase == SMPP_DOWN && st->wanted && !stopping &&
-	    t >= st->reconnect_at)
+	if (st->phase == SMPP_DOWN && !stopping && t >= st->reconnect_at)
 		session_connect(st);
 	if (st->fd != -1 && flush_out(st) == -1)
 		session_lost(st, st->lasterr);

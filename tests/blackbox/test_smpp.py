@@ -320,6 +320,22 @@ def test_receipts_after_outcome_and_parts(inst, smsc, daemons):
     assert smsc.violations == []
 
 
+def test_receipt_after_restart(inst, smsc, daemons):
+    """msgspoold binds at start, with nothing to send: a receipt for a
+    message a former run sent still finds it."""
+    _conf(inst, smsc)
+    msgid = queue_sms(inst.spool, _number(55), "sent yesterday")
+    daemons.once(inst.conf)
+    pmid = _sent(inst, msgid)["providerReply"]["messageId"]
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: smsc.bound_sessions(), EVENTUALLY, "a bind")
+    smsc.send_receipt(pmid, "DELIVRD", "text")
+    wait_until(lambda: _receipt_status(inst, msgid) == "delivered",
+               EVENTUALLY, what="the receipt applied")
+    assert d.stop() == 0
+    assert len(smsc.unbinds) == 2 and smsc.violations == []
+
+
 def test_mobile_originated_is_acknowledged(inst, smsc, daemons):
     _conf(inst, smsc)
     queue_sms(inst.spool, _number(60), "hi")
