@@ -480,10 +480,10 @@ def bench_http(work, quick):
 
 def bench_smpp(work, quick):
     """Messages a second through one SMPP session (the smpp provider) to
-    the stand-in SMSC of the tests (tests/blackbox/smsc.py, which checks
-    every PDU), answering each submit_sm after 5 ms, by window."""
+    the stand-in SMSC of the tests (tests/blackbox/doubles/smsc.py, which
+    checks every PDU), answering each submit_sm after 5 ms, by window."""
     sys.path.insert(0, str(ROOT / "tests" / "blackbox"))
-    from smsc import Smsc
+    from doubles.smsc import Smsc
     n = 1000 if quick else 5000
     rows = []
     for window in (10, 100):

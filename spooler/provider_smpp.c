@@ -954,14 +954,15 @@ bind_answered(struct smpp *st, uint32_t status, const uint8_t *pdu,
 		return;
 	}
 	memset(&r, 0, sizeof(r));
-	if (smpp34_unpack(BIND_TRANSCEIVER_RESP, &r, pdu, (int)len) == 0) {
+	if (smpp34_unpack(BIND_TRANSCEIVER_RESP, &r, pdu, (int)len) == 0)
 		log_info("[%s] smpp: bound to %s:%s as %s (SMSC %s)",
 		    st->section, st->host, st->port, st->system_id,
 		    (char *)r.system_id);
-		destroy_tlv(r.tlv);
-	} else
+	else
 		log_info("[%s] smpp: bound to %s:%s as %s", st->section,
 		    st->host, st->port, st->system_id);
+	/* Read in part or whole, its TLVs are libsmpp34's allocations. */
+	destroy_tlv(r.tlv);
 	st->failures = 0;
 	st->lasterr[0] = '\0';
 	st->next_enquire = now_ms() + st->enquire * 1000;
@@ -1361,6 +1362,7 @@ smpp_free(void *state)
 {
 	struct smpp	*st = state;
 	struct smpp_msg	*m, *next;
+	size_t		 i, j;
 
 	if (st == NULL)
 		return;
@@ -1370,7 +1372,18 @@ smpp_free(void *state)
 		close(st->fd);
 	if (st->status_written)
 		status_write(st, 1, "stopped");
-	/* The daemon waits for its jobs first: none is left here. */
+	/* The daemon waits for its jobs first: none is left here but when
+	 * it gives up on them (their claims go with the daemon). */
+	for (i = 0; st->slots != NULL && i < st->window; i++) {
+		if ((m = st->slots[i].msg) == NULL)
+			continue;
+		for (j = i; j < st->window; j++)
+			if (st->slots[j].msg == m)
+				st->slots[j].msg = NULL;
+		if (m->next < m->sms.nparts)
+			dequeue(st, m);
+		msg_free(m);
+	}
 	for (m = st->qhead; m != NULL; m = next) {
 		next = m->qnext;
 		msg_free(m);

@@ -2,6 +2,7 @@
 # Makefile.  One target per parser and one per POST program of cgi-bin/:
 #
 #   config keys tmpl base64 message html-text spool bounce
+#   smpp                 what msgspoold reads from an SMSC
 #   request-PROGRAM      the whole request path through cgi_run
 #
 #   make fuzz                 build, replay tests/fuzz/regressions/, then
@@ -29,7 +30,7 @@ FUZZ_UNITS	 = config keys tmpl base64 message html-text spool bounce
 FUZZ_GMIME	 = message bounce
 FUZZ_PROGS	 = sms-deliver sms-batch ott-deliver voice-deliver \
 		   email-deliver attachments receipts
-FUZZ_ALL	 = $(FUZZ_UNITS) $(FUZZ_PROGS:%=request-%)
+FUZZ_ALL	 = $(FUZZ_UNITS) smpp $(FUZZ_PROGS:%=request-%)
 FUZZ_TARGETS	?= $(FUZZ_ALL)
 FUZZ_BINS	 = $(FUZZ_ALL:%=$(FUZZ_O)fuzz-%)
 FUZZ_LIBA	 = $(FUZZ_O)lib/libmsgspool.a
@@ -88,6 +89,14 @@ $(FUZZ_GMIME:%=$(FUZZ_O)fuzz-%): $(FUZZ_O)fuzz-%: tests/fuzz/fuzz_%.c \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -I. -Ispooler \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(GMIME_LIBS)
+
+# What msgspoold reads from an SMSC: provider_smpp.c (its source
+# included) with the text encoder, on libsmpp34.
+$(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/provider_smpp.c \
+    spooler/gsm.c spooler/policy.c spooler/*.h $(FUZZ_DEPS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -Ispooler \
+	    -fsanitize=fuzzer -o $@ $< spooler/gsm.c spooler/policy.c \
+	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(SMPP_LIBS)
 
 # A program's target: fuzz_request.c around cgi-bin/PROGRAM.c.
 $(FUZZ_PROGS:%=$(FUZZ_O)fuzz-request-%): $(FUZZ_O)fuzz-request-%: \
