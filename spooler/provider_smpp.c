@@ -62,6 +62,8 @@
 #define SMPP_UNBIND_WAIT	2000		/* ms for unbind_resp at exit */
 #define SMPP_STATUS_EVERY	200		/* ms between status writes */
 #define SMPP_HOLD		10		/* ms a finished job may wait */
+#define SMPP_THROTTLE_PAUSE	1000000		/* us without submits after
+						   ESME_RTHROTTLED */
 
 enum smpp_phase {
 	SMPP_DOWN,
@@ -833,6 +835,9 @@ submit_answered(struct smpp *st, struct smpp_slot *s, uint32_t status,
 			m->error = status;
 		m->failed = 1;
 	}
+	/* Told to slow down: nothing more for a while, or all would be. */
+	if (status == ESME_RTHROTTLED)
+		st->next_submit_us = now_us() + SMPP_THROTTLE_PAUSE;
 	msg_check(st, m);
 }
 
@@ -1133,10 +1138,11 @@ submit_more(struct smpp *st)
 
 	while (st->phase == SMPP_BOUND && st->qhead != NULL &&
 	    st->inuse < st->window) {
+		t = now_us();
+		/* The throughput's pace, or a pause the SMSC asked for. */
+		if (t < st->next_submit_us)
+			break;
 		if (st->throughput > 0) {
-			t = now_us();
-			if (t < st->next_submit_us)
-				break;
 			st->next_submit_us = (st->next_submit_us > t - 1000000 /
 			    st->throughput ? st->next_submit_us : t) +
 			    1000000 / st->throughput;
@@ -1217,9 +1223,9 @@ smpp_fds(void *state, struct curl_waitfd *fds, size_t max, int *timeout_ms)
 			if (st->slots[i].msg != NULL &&
 			    st->slots[i].deadline < due)
 				due = st->slots[i].deadline;
-		if (st->qhead != NULL && st->inuse < st->window)
-			due = st->throughput > 0 ? st->next_submit_us / 1000 :
-			    t;
+		if (st->qhead != NULL && st->inuse < st->window &&
+		    st->next_submit_us / 1000 < due)
+			due = st->next_submit_us / 1000;
 	}
 	if (st->ndone > 0)
 		due = release_due(st, t) ? t : st->done_at + SMPP_HOLD;

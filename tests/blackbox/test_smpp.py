@@ -194,6 +194,25 @@ def test_throttled_and_queue_full_temporary_others_permanent(inst, smsc):
     assert "ESME_RINVDSTADR" in load(inst.spool, "failed", p)["lastError"]
 
 
+def test_throttled_pauses_the_session(inst, smsc, daemons):
+    """After ESME_RTHROTTLED the session submits nothing for a second:
+    the rest would be throttled too."""
+    _conf(inst, smsc)
+    smsc.script(_number(24), [ESME_RTHROTTLED])
+    first = queue_sms(inst.spool, _number(24), "throttled")
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: _submits_to(smsc, _number(24)), EVENTUALLY,
+                  "the throttled submit")
+    second = queue_sms(inst.spool, _number(25), "after the pause")
+    wait_until(lambda: where(inst.spool, second) == ["sent"], EVENTUALLY,
+               what="the second sent")
+    [a] = _submits_to(smsc, _number(24))
+    [b] = _submits_to(smsc, _number(25))
+    assert b["at"] - a["at"] >= 0.9
+    assert where(inst.spool, first) == ["deferred"]
+    assert d.stop() == 0
+
+
 def test_part_refused_fails_the_message(inst, smsc):
     _conf(inst, smsc)
     smsc.script(_number(23), ["ok", ESME_RINVDSTADR])

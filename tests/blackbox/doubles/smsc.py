@@ -437,7 +437,8 @@ class Session:
         if units > limit:
             raise Violation(ESME_RINVMSGLEN, "%d units, more than %d" %
                             (units, limit))
-        f.update(udh=udh, text=text, short_message=sm, session=self.n)
+        f.update(udh=udh, text=text, short_message=sm, session=self.n,
+                 at=time.monotonic())
         self.submits += 1
         with smsc.lock:
             self.outstanding += 1
