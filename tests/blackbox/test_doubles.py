@@ -1,13 +1,16 @@
 """
-Tests of the test doubles themselves: the provider stand-in (standin.py)
-and the SMTP sink (doubles/smtp.py). No msgspool program is involved.
+Tests of the test doubles themselves: the provider stand-in (standin.py),
+the SMTP sink (doubles/smtp.py) and the SMSC (doubles/smsc.py). No msgspool
+program is involved.
 """
 
 import os
 import re
 import shutil
+import socket
 import smtplib
 import ssl
+import struct
 import subprocess
 import threading
 import time
@@ -487,3 +490,101 @@ def test_smtp_with_libcurl(sink, tmp_path):
     out = curl("gone@example.org")
     assert out.returncode == 55, out     # CURLE_SEND_ERROR: RCPT failed
     assert sink.refused[-1]["reply"] == "550 5.1.1 no such user"
+
+
+# ------------------------------------------------------------ the SMSC
+# A raw ESME (socket and struct here, not msgspool's libsmpp34) against
+# doubles/smsc.py: what it accepts, what it calls a violation.
+
+def _smpp_pdu(cid, seq, body=b"", status=0):
+    return struct.pack(">IIII", 16 + len(body), cid, status, seq) + body
+
+
+def _smpp_read(sock):
+    head = b""
+    while len(head) < 16:
+        chunk = sock.recv(16 - len(head))
+        assert chunk, "the SMSC closed the connection"
+        head += chunk
+    length, cid, status, seq = struct.unpack(">IIII", head)
+    body = b""
+    while len(body) < length - 16:
+        body += sock.recv(length - 16 - len(body))
+    return cid, status, seq, body
+
+
+def _bind_body(system_id="acme", password="secret", version=0x34):
+    return (system_id.encode() + b"\0" + password.encode() + b"\0" + b"\0" +
+            bytes([version, 0, 0]) + b"\0")
+
+
+def _submit_body(dest="4915112345678", esm=0, reg=1, coding=0, sm=b"hi"):
+    return (b"\0" + bytes([5, 0]) + b"ACME\0" + bytes([1, 1]) +
+            dest.encode() + b"\0" + bytes([esm, 0, 0]) + b"\0\0" +
+            bytes([reg, 0, coding, 0, len(sm)]) + sm)
+
+
+@pytest.fixture
+def smsc():
+    from doubles.smsc import Smsc
+    with Smsc(system_id="acme", password="secret") as s:
+        yield s
+
+
+def _esme(smsc):
+    sock = socket.create_connection(("127.0.0.1", smsc.port), timeout=T)
+    return sock
+
+
+def test_smsc_bind_submit_receipt(smsc):
+    smsc.receipts = "tlv"
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body()))
+        assert _smpp_read(sock)[:3] == (0x80000009, 0, 1)
+        sock.sendall(_smpp_pdu(0x04, 2, _submit_body(sm=b"\x00\x1b\x65")))
+        cid, status, seq, body = _smpp_read(sock)
+        assert (cid, status, seq) == (0x80000004, 0, 2)
+        mid = body.rstrip(b"\0").decode()
+        # The receipt: deliver_sm, esm_class 0x04, its TLVs name the id.
+        cid, status, seq, body = _smpp_read(sock)
+        assert cid == 0x00000005 and b"id:%s " % mid.encode() in body
+        assert struct.pack(">HH", 0x001E, len(mid) + 1) + \
+            mid.encode() + b"\0" in body
+    assert smsc.violations == []
+    [f] = smsc.submits
+    assert f["text"] == "@€" and f["message_id"] == mid
+
+
+@pytest.mark.parametrize("what,pdus,status", [
+    ("submit before bind", [(0x04, _submit_body())], 0x04),
+    ("interface_version", [(0x09, _bind_body(version=0x33))], 0x08),
+    ("registered_delivery", [(0x09, _bind_body()),
+                             (0x04, _submit_body(reg=0))], 0x07),
+    ("UDH", [(0x09, _bind_body()),
+             (0x04, _submit_body(esm=0x40, sm=b"\x05\x00\x03\x01hi"))],
+     0x43),
+    ("not a septet", [(0x09, _bind_body()),
+                      (0x04, _submit_body(sm=b"\x80"))], 0x08),
+    ("odd UCS-2", [(0x09, _bind_body()),
+                   (0x04, _submit_body(coding=8, sm=b"\x00"))], 0x08),
+    ("destination", [(0x09, _bind_body()),
+                     (0x04, _submit_body(dest="12ab"))], 0x0B),
+])
+def test_smsc_violations(smsc, what, pdus, status):
+    with _esme(smsc) as sock:
+        for seq, (cid, body) in enumerate(pdus, 1):
+            sock.sendall(_smpp_pdu(cid, seq, body))
+            got = _smpp_read(sock)
+        assert got[1] == status, (what, got)
+    assert len(smsc.violations) == 1, smsc.violations
+
+
+def test_smsc_wrong_password(smsc):
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body(password="nope")))
+        cid, status, seq, body = _smpp_read(sock)
+        assert (cid, status, body) == (0x80000009, 0x0E, b"")
+    # Refusing a bind is behaviour, not a violation.
+    assert smsc.violations == []
+    assert smsc.binds == [{"system_id": "acme", "password": "nope",
+                           "accepted": False}]
