@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,20 @@ keeper_run(void *arg)
 	}
 	pthread_mutex_unlock(&k->mu);
 	return NULL;
+}
+
+/* Rotate v (n names) left by r places. */
+static void
+rotate(char **v, size_t n, size_t r)
+{
+	char	**t;
+
+	if (r == 0 || (t = reallocarray(NULL, r, sizeof(*t))) == NULL)
+		return;
+	memcpy(t, v, r * sizeof(*t));
+	memmove(v, v + r, (n - r) * sizeof(*v));
+	memcpy(v + n - r, t, r * sizeof(*t));
+	free(t);
 }
 
 /* Claim one name of new/ for the loop.  1 when it was claimed. */
@@ -224,6 +239,13 @@ claimer_run(void *arg)
 				n = 0;
 			}
 			listed = time(NULL);
+			/*
+			 * From a random place, round to it: daemons on other
+			 * hosts then seldom race for the same files.
+			 */
+			if (n > 1)
+				rotate(names, (size_t)n,
+				    arc4random_uniform((uint32_t)n));
 			pthread_mutex_lock(&k->mu);
 		}
 		while (i < n && k->want > 0 && !k->cstop) {

@@ -159,9 +159,10 @@ cgi_conf() { # ROLE
 	printf 'spool = %s\nkeys = %s\n' "$EXP/mnt/$1/spool" "$EXP/keys" \
 	    >"$EXP/conf/$1.cgi.conf"
 }
-# The spool's states as one client sees them, into $EXP/final/STATE.
-snapshot() { # ROLE
-	on "$1" "snap$RANDOM" 60 "for s in tmp new deferred cur sent failed claims; do ls -A $EXP/mnt/$1/spool/\$s >$EXP/final/\$s 2>/dev/null; done"
+# The spool's states, read on the server (its own disk: no client is
+# slowed down by it), into $EXP/final/STATE.
+snapshot() {
+	on S "snap$RANDOM" 60 "for s in tmp new deferred cur sent failed claims; do ls -A $EXP/srv/spool/\$s >$EXP/final/\$s 2>/dev/null; done"
 }
 count() { grep -c -v '^\.' "$EXP/final/$1" 2>/dev/null || true; }
 netcut() { ip netns exec "$NS" ip link set "tap${1#C}" nomaster; }
@@ -196,7 +197,7 @@ say "ok: msgspoold refuses vers=4.0: $(grep -o 'is NFS version 4.0[^;]*' "$EXP/l
 drain() { # SECONDS: wait until new/ cur/ tmp/ are empty
 	local i=0
 	while :; do
-		snapshot C1
+		snapshot
 		[ "$(count new)" = 0 ] && [ "$(count cur)" = 0 ] &&
 		    [ "$(count tmp)" = 0 ] && return 0
 		i=$((i + 1)); [ $i -ge "$1" ] && return 1
@@ -220,7 +221,7 @@ if [ "$MODE" = throughput ]; then
 		start=$(date +%s.%N)
 		for c in C1 C2 C3; do [ ${c#C} -le $k ] &&
 		    cmd "$c" "cont$k" "kill -CONT \$(cat $EXP/ctl/$c/daemon.pid)"; done
-		# Polled through C1: the end is late by the poll, at most 1 s.
+		# Polled on the server: the end is late by the poll, about 1 s.
 		drain 300 || fail "not drained"
 		end=$(date +%s.%N)
 		for c in C1 C2 C3; do [ ${c#C} -le $k ] && daemon_stop "$c"; done
@@ -278,7 +279,7 @@ done
 say "draining"
 drain 120 || fail "new/ cur/ tmp/ not empty after 120 s: new $(count new) cur $(count cur) tmp $(count tmp) ($(head -c 300 "$EXP/final/tmp"))"
 for c in C1 C2 C3; do daemon_stop "$c"; done
-snapshot C1
+snapshot
 
 # The checks, over the ids, the states and the sends.
 python3 - "$EXP" <<'PY' || exit 1

@@ -29,6 +29,21 @@ ip link set vec0 up
 M="modprobe -d $EXP/modroot"
 now() { date +%s.%N | cut -c1-14; }
 finish() { sync; echo o >/proc/sysrq-trigger; sleep 10; }
+# Run what the harness drops into $EXP/ctl/ROLE/ until it says stop.
+commands() {
+	mkdir -p "$EXP/ctl/$ROLE"
+	touch "$EXP/ctl/$ROLE.ready"
+	cd "$EXP/ctl/$ROLE" || finish
+	while [ ! -e "$EXP/ctl/stop" ]; do
+		for c in *.cmd; do
+			[ -e "$c" ] || continue
+			mv "$c" "${c%.cmd}.run"
+			sh "${c%.cmd}.run" >"${c%.cmd}.out" 2>&1 </dev/null &
+		done
+		sleep 0.2
+	done
+	finish
+}
 
 if [ "$ROLE" = S ]; then
 	$M nfsd; $M nfsv4
@@ -45,9 +60,7 @@ if [ "$ROLE" = S ]; then
 	    "10.99.0.0/24:$EXP/srv"
 	echo "S: lease $(cat /proc/fs/nfsd/nfsv4leasetime) s, versions" \
 	    "$(cat /proc/fs/nfsd/versions)"
-	touch "$EXP/ctl/S.ready"
-	while [ ! -e "$EXP/ctl/stop" ]; do sleep 1; done
-	finish
+	commands
 fi
 
 $M nfsv4
@@ -60,15 +73,4 @@ until mount -t nfs4 -o "vers=${VERS:-4.2},hard" 10.99.0.1:/ "$MNT"; do
 	sleep 1
 done
 echo "$ROLE: mounted at $(now): $(grep " $MNT " /proc/mounts)"
-mkdir -p "$EXP/ctl/$ROLE"
-touch "$EXP/ctl/$ROLE.ready"
-cd "$EXP/ctl/$ROLE"
-while [ ! -e "$EXP/ctl/stop" ]; do
-	for c in *.cmd; do
-		[ -e "$c" ] || continue
-		mv "$c" "${c%.cmd}.run"
-		sh "${c%.cmd}.run" >"${c%.cmd}.out" 2>&1 </dev/null &
-	done
-	sleep 0.2
-done
-finish
+commands
