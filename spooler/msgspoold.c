@@ -367,6 +367,8 @@ index_provider_id(struct daemon *d, const json_t *doc)
 		return 0;
 	/* Each part of a message sent in several has a receipt of its own. */
 	for (i = 0; (pmid = msgdoc_provider_part(doc, i)) != NULL; i++) {
+		if (pmid[0] == '\0')
+			continue;	/* an SMSC that gave none */
 		receipt_index_key(prov, pmid, key);
 		if (spool_index_put(d->spool, key, msgdoc_id(doc)) == -1)
 			log_warn("%s: cannot index %s id %s: its receipts will "

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <smpp34.h>
+#include <smpp34_heap.h>
 #include <smpp34_structs.h>
 #include <smpp34_params.h>
 
@@ -196,6 +197,88 @@ submit_outcome(uint32_t st)
 	    MSG_PERMFAIL;
 }
 
+/* ------------------------------------------------------------ unpack */
+
+/*
+ * libsmpp34 allocates each TLV it reads (smpp34_malloc) and, when one is
+ * malformed, returns without linking the node it was filling: lost, a
+ * kilobyte for each bad PDU an SMSC sends.  So what it allocates during
+ * an unpack is noted, and what the PDU's TLV list does not hold is
+ * freed after it.  The process's only user of libsmpp34 is this file,
+ * one unpack at a time: hence the file's own state.
+ */
+static struct {
+	void	**p;
+	size_t	  n, cap;
+	int	  on;
+} unpacked;
+
+static void *
+note_malloc(size_t size)
+{
+	void	*p = malloc(size), **v;
+
+	if (p == NULL || !unpacked.on)
+		return p;
+	if (unpacked.n == unpacked.cap) {
+		if ((v = reallocarray(unpacked.p, unpacked.cap ?
+		    unpacked.cap * 2 : 16, sizeof(*v))) == NULL) {
+			free(p);
+			return NULL;
+		}
+		unpacked.p = v;
+		unpacked.cap = unpacked.cap ? unpacked.cap * 2 : 16;
+	}
+	unpacked.p[unpacked.n++] = p;
+	return p;
+}
+
+static void
+note_free(void *p)
+{
+	size_t	i;
+
+	for (i = 0; unpacked.on && i < unpacked.n; i++)
+		if (unpacked.p[i] == p)
+			unpacked.p[i] = NULL;
+	free(p);
+}
+
+static const struct smpp34_memory_functions smpp_memory = {
+	.malloc_fun = note_malloc,
+	.realloc_fun = realloc,
+	.free_fun = note_free,
+};
+
+/*
+ * smpp34_unpack of a PDU of type into its struct, whose TLV list is
+ * *tlvs (NULL for a type without one): 0 or -1.  Either way *tlvs holds
+ * every TLV left allocated (destroy_tlv frees them).
+ */
+static int
+unpack(uint32_t type, void *pdu, tlv_t **tlvs, const uint8_t *buf,
+    size_t len)
+{
+	const tlv_t	*t;
+	size_t		 i;
+	int		 rc, held;
+
+	unpacked.n = 0;
+	unpacked.on = 1;
+	rc = smpp34_unpack(type, pdu, buf, (int)len);
+	unpacked.on = 0;
+	for (i = 0; i < unpacked.n; i++) {
+		held = 0;
+		if (tlvs != NULL)
+			smpp34_tlv_for_each(t, *tlvs)
+				held |= (const void *)t == unpacked.p[i];
+		if (!held)
+			free(unpacked.p[i]);
+	}
+	unpacked.n = 0;
+	return rc;
+}
+
 /* ------------------------------------------------------------ config */
 
 static void
@@ -341,6 +424,7 @@ smpp_init(const struct config *cfg, const char *section,
 		goto fail;
 	}
 	st->ref = (uint8_t)policy_jitter();
+	smpp34_set_memory_functions(&smpp_memory);
 	return st;
 fail:
 	smpp_free(st);
@@ -565,9 +649,11 @@ msg_finish(struct smpp *st, struct smpp_msg *m, enum msg_status status,
 	if (status == MSG_OK) {
 		ids = json_array();
 		for (i = 0; i < m->sms.nparts; i++)
-			json_array_append_new(ids, json_string(m->ids[i]));
-		job->reply = json_pack("{s:s, s:s, s:I, s:o, s:i}", "provider",
-		    "smpp", "messageId", m->ids[0], "parts",
+			json_array_append_new(ids, json_string(m->ids[i] ?
+			    m->ids[i] : ""));
+		job->reply = json_pack("{s:s, s:s?, s:I, s:o, s:i}",
+		    "provider", "smpp", "messageId", m->ids[0] != NULL &&
+		    m->ids[0][0] != '\0' ? m->ids[0] : NULL, "parts",
 		    (json_int_t)m->sms.nparts, "partIds", ids, "dataCoding",
 		    (int)m->sms.coding);
 		if (job->reply == NULL) {
@@ -822,13 +908,19 @@ submit_answered(struct smpp *st, struct smpp_slot *s, uint32_t status,
 	st->inuse--;
 	m->outstanding--;
 	if (status == ESME_ROK) {
+		/*
+		 * Accepted, whatever else: an SMSC that gives no id (or one
+		 * libsmpp34 cannot read) still delivers the part, whose
+		 * receipts then find nothing.
+		 */
 		memset(&r, 0, sizeof(r));
-		if (smpp34_unpack(SUBMIT_SM_RESP, &r, pdu, (int)len) != 0 ||
-		    r.message_id[0] == '\0')
-			status = ESME_RUNKNOWNERR;
-		else if (m->ids[part] == NULL &&
-		    (m->ids[part] = strdup((char *)r.message_id)) == NULL)
-			status = ESME_RUNKNOWNERR;
+		if (unpack(SUBMIT_SM_RESP, &r, NULL, pdu, len) != 0)
+			r.message_id[0] = '\0';
+		if (r.message_id[0] == '\0')
+			log_warn("[%s] smpp: %s accepted without a message_id",
+			    st->section, msgdoc_id(m->job->doc));
+		free(m->ids[part]);
+		m->ids[part] = strdup((char *)r.message_id);
 	}
 	if (status != ESME_ROK) {
 		if (m->error == 0)
@@ -877,7 +969,7 @@ deliver(struct smpp *st, uint32_t seq, const uint8_t *pdu, size_t len)
 	uint32_t		 answer = ESME_ROK;
 
 	memset(&d, 0, sizeof(d));
-	if (smpp34_unpack(DELIVER_SM, &d, pdu, (int)len) != 0) {
+	if (unpack(DELIVER_SM, &d, &d.tlv, pdu, len) != 0) {
 		log_warn("[%s] smpp: a deliver_sm libsmpp34 cannot read: %s",
 		    st->section, smpp34_strerror);
 		answer = ESME_RX_P_APPN;
@@ -959,7 +1051,7 @@ bind_answered(struct smpp *st, uint32_t status, const uint8_t *pdu,
 		return;
 	}
 	memset(&r, 0, sizeof(r));
-	if (smpp34_unpack(BIND_TRANSCEIVER_RESP, &r, pdu, (int)len) == 0)
+	if (unpack(BIND_TRANSCEIVER_RESP, &r, &r.tlv, pdu, len) == 0)
 		log_info("[%s] smpp: bound to %s:%s as %s (SMSC %s)",
 		    st->section, st->host, st->port, st->system_id,
 		    (char *)r.system_id);

@@ -213,6 +213,19 @@ def test_throttled_pauses_the_session(inst, smsc, daemons):
     assert d.stop() == 0
 
 
+def test_accepted_without_message_id(inst, smsc):
+    """An SMSC that accepts without an id: sent all the same (it will be
+    delivered), with no providerMessageId for receipts to find."""
+    _conf(inst, smsc)
+    smsc.script(_number(26), ["noid"])
+    msgid = queue_sms(inst.spool, _number(26), "no id")
+    cp = inst.daemon_once()
+    reply = _sent(inst, msgid)["providerReply"]
+    assert reply.get("messageId") is None and reply["partIds"] == [""]
+    assert "accepted without a message_id" in cp.err
+    assert smsc.violations == []
+
+
 def test_part_refused_fails_the_message(inst, smsc):
     _conf(inst, smsc)
     smsc.script(_number(23), ["ok", ESME_RINVDSTADR])

@@ -23,8 +23,9 @@ Behaviours a test controls:
   latency     seconds before each submit_sm_resp (default 0)
   script(dest, outcomes)
               per destination, the answers to its submit_sm in turn:
-              "ok", a command_status (int), or "drop" (close the session
-              on receiving it, unanswered); then "ok"
+              "ok", "noid" (accepted with an empty message_id), a
+              command_status (int), or "drop" (close the session on
+              receiving it, unanswered); then "ok"
   drop_after  close the session, unanswered, on receiving the Nth
               submit_sm of that session (once)
   receipts    None, "tlv" (receipted_message_id and message_state TLVs
@@ -488,7 +489,10 @@ class Session:
         with self.wlock:
             with smsc.lock:
                 self.outstanding -= 1
-                if not self.closed and outcome == "ok":
+                if not self.closed and outcome == "noid":
+                    f["message_id"] = ""
+                    outcome = "ok"
+                elif not self.closed and outcome == "ok":
                     f["message_id"] = "%08X" % next(smsc.ids)
                 elif not self.closed:
                     f["status"] = outcome
@@ -507,7 +511,7 @@ class Session:
             except OSError:
                 self.closed = True
                 return
-        if outcome == "ok" and smsc.receipts:
+        if outcome == "ok" and smsc.receipts and f["message_id"]:
             stat = smsc.receipt_stat.get(f["destination_addr"], "DELIVRD")
             self.deliver_receipt(f["message_id"], stat, smsc.receipts, f)
 
