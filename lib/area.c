@@ -134,7 +134,7 @@ spool_area_load(struct spool *s, const char *area, const char *name,
 		errno = e;
 		return NULL;
 	}
-	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
+	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
 	close(fd);
 	if (msgdoc_check(doc, area, name, err, errlen) == -1) {
 		json_decref(doc);
@@ -414,7 +414,7 @@ spool_upload_load(struct spool *s, const char *client, const char *id)
 	close(udir);
 	if (fd == -1)
 		return NULL;
-	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
 	close(fd);
 	if (msgdoc_upload_check(doc, id, time(NULL) - SPOOL_UPLOAD_TTL) ==
 	    -1) {

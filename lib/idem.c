@@ -151,7 +151,7 @@ load(struct idem *id)
 	snprintf(name, sizeof(name), "%s.json", id->hash);
 	if ((fd = util_open_regular(id->afd, name, 1)) == -1)
 		return NULL;
-	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
 	close(fd);
 	if (doc == NULL || json_integer_value(json_object_get(doc,
 	    "version")) != IDEM_VERSION) {

@@ -1,7 +1,12 @@
 /*
  * msgdoc.c: the spool document's fields, written and read.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "msgdoc.h"
@@ -479,4 +484,55 @@ msgdoc_upload_check(const json_t *doc, const char *id, time_t notbefore)
 	    rfc3339_parse(created, &t) == -1 || t < notbefore)
 		return -1;
 	return 0;
+}
+
+/* Larger is not a document of ours (an email's is at most its body). */
+#define MSGDOC_READ_MAX	((size_t)256 * 1024 * 1024)
+
+json_t *
+msgdoc_loadfd(int fd, size_t flags, json_error_t *je)
+{
+	struct stat	 st;
+	json_t		*doc;
+	char		*buf, *nb;
+	size_t		 cap = 4096, len = 0;
+	ssize_t		 n;
+
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (size_t)st.st_size < MSGDOC_READ_MAX)
+		cap = (size_t)st.st_size + 1;
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= MSGDOC_READ_MAX) {
+				errno = EFBIG;
+				goto fail;
+			}
+			if ((nb = realloc(buf, cap * 2)) == NULL)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		if ((n = read(fd, buf + len, cap - len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	doc = json_loadb(buf, len, flags, je);
+	free(buf);
+	return doc;
+fail:
+	if (je != NULL) {
+		memset(je, 0, sizeof(*je));
+		je->line = -1;
+		snprintf(je->text, sizeof(je->text), "cannot be read: %s",
+		    strerror(errno));
+	}
+	free(buf);
+	return NULL;
 }

@@ -33,6 +33,13 @@ json_t		*msgdoc_new(const char *id, const char *channel,
 		    const char *client, time_t notbefore, json_t *message);
 
 /*
+ * Parse the JSON file open on fd, from its offset to its end, with
+ * jansson's flags: the whole file in one buffer (json_loadfd reads a
+ * byte a call).  NULL with je filled (when given) on any error.
+ */
+json_t		*msgdoc_loadfd(int fd, size_t flags, json_error_t *je);
+
+/*
  * Whether doc may be the spool file name: an object of our version
  * whose id is valid and is the id its file name begins with.  where
  * names the directory for the reason.  0, or -1 with the reason in err.

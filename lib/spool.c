@@ -171,7 +171,7 @@ doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
 	json_t		*doc;
 	char		 where[4096];
 
-	doc = json_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	close(fd);
 	snprintf(where, sizeof(where), "%s/%s", s->root, spool_dirnames[d]);
 	if (doc == NULL)
@@ -403,7 +403,7 @@ spool_claim_owner(struct spool *s, const char *name, char *host,
 	close(afd);
 	if (fd == -1)
 		return -1;
-	o = json_loadfd(fd, 0, NULL);
+	o = msgdoc_loadfd(fd, 0, NULL);
 	close(fd);
 	if (!json_is_string(json_object_get(o, "host")) ||
 	    !json_is_integer(json_object_get(o, "pid"))) {
@@ -566,7 +566,7 @@ recover_to(int fd, time_t *due)
 	if ((rfd = dup(fd)) == -1)
 		return SPOOL_NEW;
 	lseek(rfd, 0, SEEK_SET);
-	doc = json_loadfd(rfd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	doc = msgdoc_loadfd(rfd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	close(rfd);
 	if (doc == NULL)
 		return SPOOL_NEW;

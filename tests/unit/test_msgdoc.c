@@ -7,7 +7,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -278,11 +280,55 @@ test_parts(void **state)
 	json_decref(rc);
 }
 
+/* A whole file in one buffer: from a file, from a pipe, broken JSON. */
+static void
+test_loadfd(void **state)
+{
+	json_error_t	 je;
+	json_t		*doc;
+	char		 path[] = "/tmp/msgspool-test-loadfd-XXXXXX", *big;
+	int		 fd, p[2];
+	size_t		 n = 100000;
+
+	(void)state;
+	big = malloc(n + 32);
+	assert_non_null(big);
+	strcpy(big, "{\"version\": 1, \"x\": \"");
+	memset(big + strlen(big), 'a', n);
+	strcpy(big + 21 + n, "\"}");
+	assert_true((fd = mkstemp(path)) != -1);
+	unlink(path);
+	assert_int_equal(write(fd, big, strlen(big)), (ssize_t)strlen(big));
+	lseek(fd, 0, SEEK_SET);
+	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	assert_non_null(doc);
+	assert_int_equal(json_string_length(json_object_get(doc, "x")), n);
+	json_decref(doc);
+	close(fd);
+	/* No size to start from: a pipe. */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "{\"a\": [1, 2]}", 13), 13);
+	close(p[1]);
+	doc = msgdoc_loadfd(p[0], 0, &je);
+	close(p[0]);
+	assert_non_null(doc);
+	assert_int_equal(json_array_size(json_object_get(doc, "a")), 2);
+	json_decref(doc);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "{\"a\": 1, \"a\": 2}", 16), 16);
+	close(p[1]);
+	assert_null(msgdoc_loadfd(p[0], JSON_REJECT_DUPLICATES, &je));
+	close(p[0]);
+	assert_true(je.line > 0);
+	free(big);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_loadfd),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_attempt),
 		cmocka_unit_test(test_retry_restarts_max_age),
