@@ -46,8 +46,24 @@ struct keeper {
 	struct claimed	*ready, **ready_tail;
 	size_t		 nready;
 	int		 pipe[2];	/* a byte per claim made ready */
-	int		 started;	/* which threads run: 1, 2 */
+	int		 started;	/* which threads run: 1, 2, 3 */
 	int		 cstop;		/* the claiming thread is to stop */
+
+	/* The recording thread: tasks in order, done ones back. */
+	pthread_t	 recorder;
+	pthread_cond_t	 rcv;
+	struct spool	*rspool;
+	struct task	*tasks, **tasks_tail, *done, **done_tail;
+	int		 rstop;
+
+	/* When each thread entered the call it is in (0: none). */
+	time_t		 beat_since, claim_since, rec_since;
+};
+
+struct task {
+	struct task	*next;
+	void		(*fn)(struct spool *, void *);
+	void		*arg;
 };
 
 /* Take what is due out from under the mutex, work, put results back. */
@@ -79,6 +95,7 @@ keeper_run(void *arg)
 			pthread_cond_timedwait(&k->cv, &k->mu, &ts);
 			continue;
 		}
+		k->beat_since = now;
 		pthread_mutex_unlock(&k->mu);
 		for (i = 0; i < n; i++) {
 			c = work[i];
@@ -93,6 +110,7 @@ keeper_run(void *arg)
 			}
 		}
 		pthread_mutex_lock(&k->mu);
+		k->beat_since = 0;
 		now = time(NULL);
 		for (i = 0; i < n; i++) {
 			c = work[i];
@@ -212,9 +230,11 @@ claimer_run(void *arg)
 	while (!k->cstop) {
 		now = time(NULL);
 		if (now >= next_recover) {
+			k->claim_since = now;
 			pthread_mutex_unlock(&k->mu);
 			back = spool_recover(k->cspool);
 			pthread_mutex_lock(&k->mu);
+			k->claim_since = 0;
 			if (back > 0)
 				k->dirty = 1;
 			next_recover = now + KEEP_RECOVER_EVERY;
@@ -229,6 +249,7 @@ claimer_run(void *arg)
 		    KEEP_RESCAN_EVERY) && now != listed);
 		if (relist) {
 			k->dirty = 0;
+			k->claim_since = now;
 			pthread_mutex_unlock(&k->mu);
 			spool_names_free(names, n > 0 ? (size_t)n : 0);
 			names = NULL;
@@ -247,11 +268,14 @@ claimer_run(void *arg)
 				rotate(names, (size_t)n,
 				    arc4random_uniform((uint32_t)n));
 			pthread_mutex_lock(&k->mu);
+			k->claim_since = 0;
 		}
 		while (i < n && k->want > 0 && !k->cstop) {
+			k->claim_since = time(NULL);
 			pthread_mutex_unlock(&k->mu);
 			claim_one(k, names[i++]);
 			pthread_mutex_lock(&k->mu);
+			k->claim_since = 0;
 		}
 		if (i >= n && k->want > 0 && !k->dirty && !k->cstop) {
 			/* Nothing left to try: wait for news or the rescan. */
@@ -263,6 +287,89 @@ claimer_run(void *arg)
 	pthread_mutex_unlock(&k->mu);
 	spool_names_free(names, n > 0 ? (size_t)n : 0);
 	return NULL;
+}
+
+/* The recording thread: each task in order, then handed back. */
+static void *
+recorder_run(void *arg)
+{
+	struct keeper	*k = arg;
+	struct task	*t;
+
+	pthread_mutex_lock(&k->mu);
+	for (;;) {
+		if ((t = k->tasks) == NULL) {
+			if (k->rstop)
+				break;
+			pthread_cond_wait(&k->rcv, &k->mu);
+			continue;
+		}
+		if ((k->tasks = t->next) == NULL)
+			k->tasks_tail = &k->tasks;
+		k->rec_since = time(NULL);
+		pthread_mutex_unlock(&k->mu);
+		t->fn(k->rspool, t->arg);
+		pthread_mutex_lock(&k->mu);
+		k->rec_since = 0;
+		t->next = NULL;
+		*k->done_tail = t;
+		k->done_tail = &t->next;
+		if (write(k->pipe[1], "r", 1) == -1 && errno != EAGAIN)
+			log_warn("claim keeper: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+int
+keeper_record(struct keeper *k, void (*fn)(struct spool *, void *),
+    void *arg)
+{
+	struct task	*t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -1;
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&k->mu);
+	*k->tasks_tail = t;
+	k->tasks_tail = &t->next;
+	pthread_cond_signal(&k->rcv);
+	pthread_mutex_unlock(&k->mu);
+	return 0;
+}
+
+void *
+keeper_recorded(struct keeper *k)
+{
+	struct task	*t;
+	void		*arg = NULL;
+	char		 buf[64];
+
+	while (read(k->pipe[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&k->mu);
+	if ((t = k->done) != NULL) {
+		if ((k->done = t->next) == NULL)
+			k->done_tail = &k->done;
+		arg = t->arg;
+		free(t);
+	}
+	pthread_mutex_unlock(&k->mu);
+	return arg;
+}
+
+int
+keeper_stuck(struct keeper *k, time_t now)
+{
+	int	stuck;
+
+	pthread_mutex_lock(&k->mu);
+	stuck = (k->beat_since && now - k->beat_since >= KEEP_STUCK) ||
+	    (k->claim_since && now - k->claim_since >= KEEP_STUCK) ||
+	    (k->rec_since && now - k->rec_since >= KEEP_STUCK);
+	pthread_mutex_unlock(&k->mu);
+	return stuck;
 }
 
 struct keeper *
@@ -277,11 +384,15 @@ keeper_new(const char *root, char *err, size_t errlen)
 	}
 	k->pipe[0] = k->pipe[1] = -1;
 	k->ready_tail = &k->ready;
+	k->tasks_tail = &k->tasks;
+	k->done_tail = &k->done;
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->cv, NULL);
 	pthread_cond_init(&k->ccv, NULL);
+	pthread_cond_init(&k->rcv, NULL);
 	if ((k->spool = spool_open(root, 0, err, errlen)) == NULL ||
-	    (k->cspool = spool_open(root, 0, err, errlen)) == NULL)
+	    (k->cspool = spool_open(root, 0, err, errlen)) == NULL ||
+	    (k->rspool = spool_open(root, 0, err, errlen)) == NULL)
 		goto fail;
 	if (pipe2(k->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
@@ -291,6 +402,7 @@ keeper_new(const char *root, char *err, size_t errlen)
 	for (i = 0; i < SPOOL__MAX; i++) {
 		spool_dirfd(k->spool, (enum spool_dir)i);
 		spool_dirfd(k->cspool, (enum spool_dir)i);
+		spool_dirfd(k->rspool, (enum spool_dir)i);
 	}
 	if ((errno = pthread_create(&k->thread, NULL, keeper_run, k)) != 0) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
@@ -303,6 +415,12 @@ keeper_new(const char *root, char *err, size_t errlen)
 		goto fail;
 	}
 	k->started = 2;
+	if ((errno = pthread_create(&k->recorder, NULL, recorder_run, k)) !=
+	    0) {
+		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
+		goto fail;
+	}
+	k->started = 3;
 	return k;
 fail:
 	keeper_free(k);
@@ -316,6 +434,13 @@ keeper_free(struct keeper *k)
 
 	if (k == NULL)
 		return;
+	/* What is being recorded first: its claims are still kept. */
+	pthread_mutex_lock(&k->mu);
+	k->rstop = 1;
+	pthread_cond_signal(&k->rcv);
+	pthread_mutex_unlock(&k->mu);
+	if (k->started >= 3)
+		pthread_join(k->recorder, NULL);
 	pthread_mutex_lock(&k->mu);
 	k->cstop = 1;
 	pthread_cond_broadcast(&k->ccv);
@@ -339,6 +464,7 @@ keeper_free(struct keeper *k)
 		pthread_join(k->thread, NULL);
 	spool_free(k->spool);
 	spool_free(k->cspool);
+	spool_free(k->rspool);
 	if (k->pipe[0] != -1)
 		close(k->pipe[0]);
 	if (k->pipe[1] != -1)
@@ -346,6 +472,7 @@ keeper_free(struct keeper *k)
 	pthread_mutex_destroy(&k->mu);
 	pthread_cond_destroy(&k->cv);
 	pthread_cond_destroy(&k->ccv);
+	pthread_cond_destroy(&k->rcv);
 	free(k);
 }
 

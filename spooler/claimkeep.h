@@ -9,6 +9,7 @@
  * takes the claims (spool_claim: open, lock, rename, read) and returns
  * dead ones (spool_recover, every KEEP_RECOVER_EVERY seconds): the loop
  * asks for as many as it has room for and is woken when they are ready.
+ * A third records outcomes (keeper_record).
  */
 #ifndef CLAIMKEEP_H
 #define CLAIMKEEP_H
@@ -20,6 +21,7 @@
 #define KEEP_STALE	5	/* no proof this long: the claim is in doubt */
 #define KEEP_RESCAN_EVERY 1	/* new/ read afresh at least this often */
 #define KEEP_RECOVER_EVERY 5	/* cur/ scanned for dead claims */
+#define KEEP_STUCK	2	/* a spool call this long: the server is away */
 
 enum keep_state {
 	KEEP_OK,	/* proved within KEEP_STALE seconds */
@@ -74,7 +76,27 @@ void		 keeper_want(struct keeper *, size_t room, int dirty);
  */
 struct claimed	*keeper_take(struct keeper *);
 
-/* A descriptor readable when claims are ready (for poll). */
+/* A descriptor readable when claims or records are ready (for poll). */
 int		 keeper_fd(struct keeper *);
+
+struct spool;
+
+/*
+ * Run fn(spool, arg) on the keeper's recording thread, after those
+ * given before (so outcomes are written off the event loop).  0, or -1
+ * out of memory (nothing runs).
+ */
+int		 keeper_record(struct keeper *,
+		    void (*fn)(struct spool *, void *), void *arg);
+
+/* The arg of the next record run to its end, or NULL. */
+void		*keeper_recorded(struct keeper *);
+
+/*
+ * Whether a thread of the keeper has been inside one call to the spool
+ * for KEEP_STUCK seconds or more: the server is not answering, and the
+ * loop leaves the spool alone meanwhile.
+ */
+int		 keeper_stuck(struct keeper *, time_t now);
 
 #endif

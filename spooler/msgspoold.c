@@ -87,6 +87,8 @@ struct daemon {
 	int		 once;
 	int		 netfs;		/* the spool is shared with other hosts */
 	struct keeper	*keeper;	/* proves claims there (claimkeep.h) */
+	size_t		 recording;	/* jobs its thread is recording */
+	int		 spool_away;	/* its server does not answer */
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
@@ -357,7 +359,7 @@ static void start_job(struct daemon *, struct job *);
  * receipt that names only that (WhatsApp's wamid) finds it.  0.
  */
 static int
-index_provider_id(struct daemon *d, const json_t *doc)
+index_provider_id(struct spool *s, const json_t *doc)
 {
 	const char	*prov = msgdoc_provider(doc), *pmid;
 	char		 key[41];
@@ -370,7 +372,7 @@ index_provider_id(struct daemon *d, const json_t *doc)
 		if (pmid[0] == '\0')
 			continue;	/* an SMSC that gave none */
 		receipt_index_key(prov, pmid, key);
-		if (spool_index_put(d->spool, key, msgdoc_id(doc)) == -1)
+		if (spool_index_put(s, key, msgdoc_id(doc)) == -1)
 			log_warn("%s: cannot index %s id %s: its receipts will "
 			    "not find it", msgdoc_id(doc), prov, pmid);
 	}
@@ -536,6 +538,153 @@ hold_unproved(struct daemon *d)
 	return w;
 }
 
+struct batch;
+static void batch_done(struct daemon *, struct batch *);
+
+/* Outcomes recorded by the keeper's thread (record_async). */
+struct batch {
+	struct job		**jobs;
+	struct spool_item	 *items;
+	json_t			**evs;
+	size_t			 *evitem;
+	size_t			  n, nevs;
+	size_t			  errors;	/* outcomes not recorded */
+	int			  poke;		/* events were stored */
+};
+
+static void
+batch_free(struct batch *b)
+{
+	size_t	i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->nevs; i++)
+		json_decref(b->evs[i]);
+	free(b->jobs);
+	free(b->items);
+	free(b->evs);
+	free(b->evitem);
+	free(b);
+}
+
+/*
+ * The spool's part of flush_done, on the keeper's recording thread with
+ * its own handle: events, outcomes, the index, the log lines.
+ */
+static void
+record_batch(struct spool *s, void *arg)
+{
+	struct batch	*b = arg;
+	struct job	*job;
+	const char	*id;
+	char		 evname[SPOOL_NAME_MAX];
+	size_t		 i;
+
+	if (b->nevs > 0 && spool_area_store(s, EVENT_AREA,
+	    (const json_t **)b->evs, b->nevs) != MSG_OK)
+		log_err("webhooks: cannot store %zu events: %s", b->nevs,
+		    strerror(errno));
+	else
+		b->poke = b->nevs > 0;
+	spool_commit(s, b->items, b->n);
+	for (i = 0; i < b->nevs; i++)
+		if (b->items[b->evitem[i]].status != MSG_OK) {
+			snprintf(evname, sizeof(evname), "%s.json",
+			    event_id(b->evs[i]));
+			spool_area_remove(s, EVENT_AREA, evname);
+		}
+	for (i = 0; i < b->n; i++) {
+		job = b->jobs[i];
+		id = json_string_value(json_object_get(job->doc, "id"));
+		if (b->items[i].status != MSG_OK) {
+			log_err("%s: cannot record the outcome", id);
+			b->errors++;
+		} else if (b->items[i].dir == SPOOL_SENT &&
+		    index_provider_id(s, job->doc) == 0)
+			log_info("sent %s channel=%s to=%s", id,
+			    json_string_value(json_object_get(job->doc,
+			    "channel")), msgdoc_recipient(job->doc));
+		else
+			log_warn("%s %s to=%s attempts=%lld: %s",
+			    b->items[i].dir == SPOOL_DEFERRED ? "deferred" :
+			    "failed", id, msgdoc_recipient(job->doc),
+			    (long long)json_integer_value(json_object_get(
+			    job->doc, "attempts")), job->err);
+	}
+}
+
+/*
+ * Hand d->done[0 .. d->ndone) to the keeper's recording thread: the
+ * outcomes are decided here, written there.  0, or -1 (nothing handed:
+ * record them here).
+ */
+static int
+record_async(struct daemon *d)
+{
+	struct batch	*b;
+	json_t		*ev;
+	size_t		 i, n = d->ndone;
+	time_t		 now = time(NULL);
+
+	if ((b = calloc(1, sizeof(*b))) == NULL ||
+	    (b->jobs = calloc(n, sizeof(*b->jobs))) == NULL ||
+	    (b->items = calloc(n, sizeof(*b->items))) == NULL ||
+	    (b->evs = calloc(n, sizeof(*b->evs))) == NULL ||
+	    (b->evitem = calloc(n, sizeof(*b->evitem))) == NULL) {
+		batch_free(b);
+		return -1;
+	}
+	b->n = n;
+	for (i = 0; i < n; i++) {
+		b->jobs[i] = d->done[i];
+		b->items[i].doc = d->done[i]->doc;
+		b->items[i].dir = outcome(d, d->done[i]);
+		b->items[i].name = d->done[i]->name;
+		b->items[i].from = SPOOL_CUR;
+		if (b->items[i].dir != SPOOL_DEFERRED &&
+		    (ev = event_of(d->cfg, d->done[i]->doc,
+		    spool_dirname(b->items[i].dir), now)) != NULL) {
+			b->evs[b->nevs] = ev;
+			b->evitem[b->nevs++] = i;
+		}
+	}
+	d->recording += n;
+	if (keeper_record(d->keeper, record_batch, b) == -1) {
+		/* Decided already: recorded here, never decided again. */
+		record_batch(d->spool, b);
+		batch_done(d, b);
+	}
+	return 0;
+}
+
+/* A recorded batch: the events announced, the claims ended. */
+static void
+batch_done(struct daemon *d, struct batch *b)
+{
+	size_t	i;
+
+	if (b->poke)
+		webhooks_poke(d->wh);
+	d->spool_errors += b->errors;
+	for (i = 0; i < b->n; i++)
+		job_free(b->jobs[i]);
+	d->recording -= b->n;
+	batch_free(b);
+}
+
+/* Take back the batches the keeper's thread recorded. */
+static void
+collect_recorded(struct daemon *d)
+{
+	struct batch	*b;
+
+	if (d->keeper == NULL)
+		return;
+	while ((b = keeper_recorded(d->keeper)) != NULL)
+		batch_done(d, b);
+}
+
 /*
  * Record every finished job at once: one spool_commit, so the directory
  * syncs are shared.  Only then are the claims released.
@@ -554,6 +703,12 @@ flush_done(struct daemon *d)
 	/* Only claims proved lately are recorded (claimkeep.h). */
 	held = hold_unproved(d);
 	if (d->ndone == 0) {
+		d->ndone = held;
+		return;
+	}
+	/* On a shared spool, by the keeper's thread. */
+	if (d->keeper != NULL && record_async(d) == 0) {
+		memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
 		d->ndone = held;
 		return;
 	}
@@ -606,7 +761,7 @@ flush_done(struct daemon *d)
 			d->spool_errors++;
 		}
 		else if (items[i].dir == SPOOL_SENT &&
-		    index_provider_id(d, job->doc) == 0)
+		    index_provider_id(d->spool, job->doc) == 0)
 			log_info("sent %s channel=%s to=%s", id,
 			    json_string_value(json_object_get(job->doc,
 			    "channel")), msgdoc_recipient(job->doc));
@@ -837,12 +992,16 @@ feed_claims(struct daemon *d)
 	struct job	*job;
 	size_t		 room;
 
+	collect_recorded(d);
 	for (;;) {
-		/* As admit: finished jobs are recorded before slots are
-		 * reused. */
-		if (d->inflight + d->ndone >= d->concurrency)
+		/*
+		 * As admit: finished jobs are recorded before slots are
+		 * reused, so those being recorded still hold theirs.
+		 */
+		if (d->inflight + d->ndone + d->recording >= d->concurrency)
 			flush_done(d);
-		if (stopping || reloading || d->inflight >= d->concurrency)
+		if (stopping || reloading || d->inflight + d->ndone +
+		    d->recording >= d->concurrency)
 			break;
 		if ((c = keeper_take(d->keeper)) == NULL)
 			break;
@@ -859,8 +1018,9 @@ feed_claims(struct daemon *d)
 		free(c);
 		start_job(d, job);
 	}
-	room = stopping || reloading || d->inflight >= d->concurrency ? 0 :
-	    d->concurrency - d->inflight;
+	room = stopping || reloading || d->inflight + d->ndone +
+	    d->recording >= d->concurrency ? 0 : d->concurrency -
+	    d->inflight - d->ndone - d->recording;
 	keeper_want(d->keeper, room, d->new_dirty);
 	d->new_dirty = 0;
 }
@@ -915,6 +1075,24 @@ chores(struct daemon *d, time_t now)
 {
 	time_t	next;
 	size_t	n;
+
+	/*
+	 * On a shared spool whose server does not answer a keeper's thread
+	 * (claimkeep.h), the loop leaves the spool alone: the transfers under
+	 * way go on.
+	 */
+	if (d->keeper != NULL && keeper_stuck(d->keeper, now)) {
+		if (!d->spool_away)
+			log_warn("spool: its server has not answered for %d s: "
+			    "claims, records and housekeeping wait, transfers "
+			    "under way go on", KEEP_STUCK);
+		d->spool_away = 1;
+		return;
+	}
+	if (d->spool_away) {
+		log_info("spool: its server answers again");
+		d->spool_away = 0;
+	}
 
 	if (now >= d->next_promote) {
 		if (spool_promote(d->spool, now, &next) > 0)
@@ -1117,8 +1295,9 @@ main(int argc, char *argv[], char *envp[])
 		    "new/ rescanned every %d s", mnt.fstype, mnt.source,
 		    mnt.point, NETFS_RESCAN_EVERY);
 	d.netfs = mnt.network;
-	if (d.netfs && (d.keeper = keeper_new(spool_root(d.spool), path,
-	    sizeof(path))) == NULL)
+	/* --once claims in its loop: it ends when one pass finds nothing. */
+	if (d.netfs && !d.once && (d.keeper = keeper_new(spool_root(d.spool),
+	    path, sizeof(path))) == NULL)
 		ch = -1;
 	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {
@@ -1147,13 +1326,14 @@ main(int argc, char *argv[], char *envp[])
 	    d.once ? ", once" : "");
 	d.new_dirty = 1;
 	for (;;) {
-		if (reloading && d.inflight == 0) {
+		if (reloading && d.inflight == 0 && d.recording == 0) {
 			reloading = 0;
 			if (load_config(&d) == 0)
 				log_info("reloaded %s", d.config_path);
 			d.new_dirty = 1;
 		}
 		now = time(NULL);
+		collect_recorded(&d);
 		if (!stopping) {
 			chores(&d, now);
 			if (d.keeper != NULL) {
@@ -1167,8 +1347,8 @@ main(int argc, char *argv[], char *envp[])
 				flush_done(&d);
 			}
 		}
-		if (d.inflight == 0 && (stopping || (d.once && !d.new_dirty &&
-		    !webhooks_busy(d.wh)))) {
+		if (d.inflight == 0 && d.recording == 0 && (stopping ||
+		    (d.once && !d.new_dirty && !webhooks_busy(d.wh)))) {
 			/* --once: the receipts this run made (test keys) too. */
 			if (d.once && !stopping && !last_pass) {
 				last_pass = 1;

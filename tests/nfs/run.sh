@@ -359,6 +359,11 @@ PY
 for f in "$EXP"/log/*.refused; do
 	[ -e "$f" ] && say "refused by a writer's CGI ($(basename "$f" .refused)): $(sort "$f" | uniq -c | tr '\n' ' ')"
 done
+# The cut-off daemon's loop went on: it said so while the server was away.
+cut=$(cat "$EXP/ctl/partitioned")
+grep -q "server has not answered" "$EXP/log/$cut.log" ||
+    fail "$cut: its loop never said the server was away (stalled?)"
+say "ok: $cut's loop ran on while cut off: $(grep -c 'server has not answered' "$EXP/log/$cut.log") time(s) it said the server was away, then: $(grep -m1 -o 'server answers again' "$EXP/log/$cut.log")"
 say "claims lost and not recorded: $(cat "$EXP"/log/C*-d*.log | grep -c 'claim lost')"
 say "dead claims recovered: $(cat "$EXP"/log/C*-d*.log | grep -c 'recovered .*outlived')"
 say "ok: several hosts, one spool, under kills and a partition"
