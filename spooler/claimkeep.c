@@ -547,6 +547,28 @@ keeper_state(struct keeper *k, struct kept *c, time_t now)
 	return st;
 }
 
+int
+keeper_prove(struct kept *c)
+{
+	struct keeper	*k = c->k;
+	time_t		 now;
+	int		 rc, e;
+
+	/* The fd stays open: only a release, after this, closes it. */
+	rc = spool_claim_renew(c->fd);
+	e = errno;
+	now = time(NULL);
+	pthread_mutex_lock(&k->mu);
+	if (rc == -1)
+		c->lost = 1;
+	else if (!c->lost)
+		c->proved = now;
+	rc = c->lost ? -1 : 0;
+	pthread_mutex_unlock(&k->mu);
+	errno = e;
+	return rc;
+}
+
 void
 keeper_poke(struct keeper *k, struct kept *c)
 {

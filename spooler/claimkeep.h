@@ -50,6 +50,12 @@ struct kept	*keeper_add(struct keeper *, const char *name, int fd);
 
 enum keep_state	 keeper_state(struct keeper *, struct kept *, time_t now);
 
+/*
+ * Prove the claim now, from the calling thread (the recording one, just
+ * before it records): 0, or -1 when it is lost (then marked so).
+ */
+int		 keeper_prove(struct kept *);
+
 /* Ask for a proof as soon as the thread can. */
 void		 keeper_poke(struct keeper *, struct kept *);
 

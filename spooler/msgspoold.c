@@ -575,28 +575,62 @@ batch_free(struct batch *b)
 static void
 record_batch(struct spool *s, void *arg)
 {
-	struct batch	*b = arg;
-	struct job	*job;
-	const char	*id;
-	char		 evname[SPOOL_NAME_MAX];
-	size_t		 i;
+	struct batch		 *b = arg;
+	struct job		 *job;
+	struct spool_item	 *rec;
+	const json_t		**evs;
+	const char		 *id;
+	char			  evname[SPOOL_NAME_MAX];
+	size_t			  i, j, nrec = 0, nevs = 0;
+	int			 *lost;
 
-	if (b->nevs > 0 && spool_area_store(s, EVENT_AREA,
-	    (const json_t **)b->evs, b->nevs) != MSG_OK)
-		log_err("webhooks: cannot store %zu events: %s", b->nevs,
+	/*
+	 * Each claim proved once more just before it is recorded: one lost
+	 * while this batch waited (the server away) records nothing, not
+	 * even its event.
+	 */
+	rec = calloc(b->n, sizeof(*rec));
+	lost = calloc(b->n, sizeof(*lost));
+	evs = calloc(b->nevs ? b->nevs : 1, sizeof(*evs));
+	if (rec == NULL || lost == NULL || evs == NULL) {
+		for (i = 0; i < b->n; i++)
+			b->items[i].status = MSG_TEMPFAIL;
+		goto log;
+	}
+	for (i = 0; i < b->n; i++)
+		if (b->jobs[i]->kept != NULL &&
+		    keeper_prove(b->jobs[i]->kept) == -1) {
+			lost[i] = 1;
+			log_err("%s: claim lost before its outcome was "
+			    "recorded (%s): recording nothing", b->jobs[i]->name,
+			    strerror(errno));
+		} else
+			rec[nrec++] = b->items[i];
+	for (i = 0; i < b->nevs; i++)
+		if (!lost[b->evitem[i]])
+			evs[nevs++] = b->evs[i];
+	if (nevs > 0 && spool_area_store(s, EVENT_AREA, evs, nevs) !=
+	    MSG_OK)
+		log_err("webhooks: cannot store %zu events: %s", nevs,
 		    strerror(errno));
 	else
-		b->poke = b->nevs > 0;
-	spool_commit(s, b->items, b->n);
+		b->poke = nevs > 0;
+	spool_commit(s, rec, nrec);
+	for (i = j = 0; i < b->n; i++)
+		b->items[i].status = lost[i] ? MSG_TEMPFAIL : rec[j++].status;
 	for (i = 0; i < b->nevs; i++)
-		if (b->items[b->evitem[i]].status != MSG_OK) {
+		if (!lost[b->evitem[i]] &&
+		    b->items[b->evitem[i]].status != MSG_OK) {
 			snprintf(evname, sizeof(evname), "%s.json",
 			    event_id(b->evs[i]));
 			spool_area_remove(s, EVENT_AREA, evname);
 		}
+log:
 	for (i = 0; i < b->n; i++) {
 		job = b->jobs[i];
 		id = json_string_value(json_object_get(job->doc, "id"));
+		if (lost != NULL && lost[i])
+			continue;
 		if (b->items[i].status != MSG_OK) {
 			log_err("%s: cannot record the outcome", id);
 			b->errors++;
@@ -612,6 +646,9 @@ record_batch(struct spool *s, void *arg)
 			    (long long)json_integer_value(json_object_get(
 			    job->doc, "attempts")), job->err);
 	}
+	free(rec);
+	free(lost);
+	free(evs);
 }
 
 /*
