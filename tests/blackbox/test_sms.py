@@ -5,6 +5,7 @@ import json
 import time
 
 import pytest
+import requests
 
 from conftest import (ABSENT, RECIPIENT, assert_allow, assert_id,
                       assert_nothing_queued, assert_problem,
@@ -479,7 +480,15 @@ def test_chunked_request_body(srv):
     def chunks():
         yield b'{"recipient": "+4915112345678", '
         yield b'"messageBody": "chunked"}'
-    r = srv.post_raw(PATH, chunks())
+    for attempt in range(3):
+        try:
+            r = srv.post_raw(PATH, chunks())
+            break
+        except requests.exceptions.ConnectionError:
+            # Apache, at random under load, resets the connection of a
+            # chunked body the program answered without reading (411).
+            if FRONT != "apache" or attempt == 2:
+                raise
     assert r.request.headers.get("Transfer-Encoding") == "chunked"
     if FRONT in ("apache", "busybox"):
         # Neither sets CONTENT_LENGTH for a chunked body (Apache passes it
