@@ -168,11 +168,13 @@ $(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool-bounce.o $(LIBA) \
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
-$(DAEMON): $(O)spooler/msgspoold.o $(O)spooler/claimkeep.o $(SPOOLER_OBJS) \
+DAEMON_OBJS	 = $(O)spooler/msgspoold.o $(O)spooler/daemon_config.o \
+		   $(O)spooler/daemon_receipts.o $(O)spooler/daemon_record.o \
+		   $(O)spooler/claimkeep.o
+$(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
-	$(CC) $(LDFLAGS) -pthread -o $@ $(O)spooler/msgspoold.o \
-	    $(O)spooler/claimkeep.o $(SPOOLER_OBJS) $(LIBA) $(LIBS_BASE) \
-	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
+	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
+	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
 $(CLI): $(O)spooler/msgspool.o $(O)spooler/cli_admin.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o \

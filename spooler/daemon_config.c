@@ -1,0 +1,246 @@
+/*
+ * daemon_config.c: msgspoold's config (msgspool.conf(5)): its keys, its
+ * provider sections checked and instantiated as routes, and a reload.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "blob.h"
+#include "channel.h"
+#include "claimkeep.h"
+#include "config.h"
+#include "daemon.h"
+#include "event.h"
+#include "idem.h"
+#include "log.h"
+#include "netfs.h"
+#include "policy.h"
+#include "provider.h"
+#include "rate.h"
+#include "receipt.h"
+#include "spool.h"
+#include "valid.h"
+#include "webhook.h"
+
+void
+routes_free(struct daemon *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nroutes; i++) {
+		d->routes[i]->provider->free_state(d->routes[i]->state);
+		free(d->routes[i]->section);
+		free(d->routes[i]);
+	}
+	free(d->routes);
+	d->routes = NULL;
+	d->nroutes = 0;
+}
+
+/*
+ * The route of a config section, made on first use.  NULL with a reason
+ * in err when the section names an unknown provider or its keys are bad.
+ */
+struct route *
+route_get(struct daemon *d, const char *section, const char *channel,
+    char *err, size_t errlen)
+{
+	const struct provider	*p;
+	struct route		*r, **v;
+	const char		*name;
+	void			*state;
+	size_t			 i;
+
+	for (i = 0; i < d->nroutes; i++)
+		if (strcmp(d->routes[i]->section, section) == 0)
+			return d->routes[i];
+	if ((name = config_get(d->cfg, section, "provider")) == NULL)
+		name = "file";
+	/* A test key's messages go nowhere a config could name. */
+	if (strcmp(section, PROVIDER_TEST_SECTION) == 0) {
+		p = &provider_test;
+		name = p->name;
+	} else if ((p = provider_find(name)) == NULL) {
+		snprintf(err, errlen, "[%s]: unknown provider '%s'", section,
+		    name);
+		return NULL;
+	}
+	if (!provider_serves(p, channel)) {
+		snprintf(err, errlen, "[%s]: provider '%s' does not send %s",
+		    section, name, channel);
+		return NULL;
+	}
+	if ((state = p->init(d->cfg, section, spool_root(d->spool), err,
+	    errlen)) == NULL)
+		return NULL;
+	if ((v = reallocarray(d->routes, d->nroutes + 1, sizeof(*v))) != NULL)
+		d->routes = v;
+	if (v == NULL || (r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->section = strdup(section)) == NULL) {
+		if (v != NULL && r != NULL)
+			free(r);
+		p->free_state(state);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->routes[d->nroutes++] = r;
+	r->provider = p;
+	r->state = state;
+	r->inflight = 0;
+	log_info("[%s]: provider %s", section, name);
+	return r;
+}
+
+/*
+ * Check every delivery section of a config before it is used: a known
+ * channel, a provider that serves it, and keys its provider accepts.  So
+ * a typo stops the daemon at start (or keeps the old config on SIGHUP)
+ * instead of deferring every message until max-age.  0, or -1 (logged).
+ */
+static int
+check_sections(const struct config *cfg, const char *root)
+{
+	struct rate		 rt;
+	const struct provider	*p;
+	const char		*sec, *name, *ch;
+	char			 err[512];
+	void			*state;
+	size_t			 i;
+	int			 c, rc = 0;
+
+	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++) {
+		if (strncmp(sec, "client.", 7) == 0) {
+			/* A client's webhook (msgspool.conf(5)). */
+			if (event_check_section(cfg, sec, err, sizeof(err)) ==
+			    -1) {
+				log_err("config: %s", err);
+				rc = -1;
+			}
+			/* Its rate, which the CGI programs count by. */
+			if (config_get(cfg, sec, "rate") != NULL &&
+			    rate_parse(config_get(cfg, sec, "rate"), &rt) ==
+			    -1) {
+				log_err("config: [%s] rate: not N/s, N/min or "
+				    "N/h", sec);
+				rc = -1;
+			}
+			continue;
+		}
+		if ((c = channel_of_section(sec)) != -1)
+			ch = channel_info((enum channel)c)->name;
+		else {
+			log_err("config: [%s]: not a channel (sms, voice, "
+			    "email, ott.N) nor a client (client.ID)", sec);
+			rc = -1;
+			continue;
+		}
+		if ((name = config_get(cfg, sec, "provider")) == NULL)
+			name = "file";
+		if ((p = provider_find(name)) == NULL ||
+		    !provider_serves(p, ch)) {
+			log_err("config: [%s]: provider '%s' %s", sec, name,
+			    p ? "does not send this channel" : "is unknown");
+			rc = -1;
+			continue;
+		}
+		if ((state = p->init(cfg, sec, root, err, sizeof(err))) ==
+		    NULL) {
+			log_err("config: %s", err);
+			rc = -1;
+			continue;
+		}
+		p->free_state(state);
+	}
+	return rc;
+}
+
+/*
+ * The routes of providers with a session of their own (smpp), made at
+ * start and on reload rather than with a first message: delivery
+ * receipts come in on the session whether or not there is anything to
+ * send.  Not with --once, which binds only to send.
+ */
+static void
+open_sessions(struct daemon *d)
+{
+	const struct provider	*p;
+	const char		*sec, *name;
+	char			 err[512];
+	size_t			 i;
+	int			 c;
+
+	for (i = 0; !d->once && (sec = config_section(d->cfg, i)) != NULL;
+	    i++)
+		if ((name = config_get(d->cfg, sec, "provider")) != NULL &&
+		    (p = provider_find(name)) != NULL && p->run != NULL &&
+		    (c = channel_of_section(sec)) != -1 &&
+		    route_get(d, sec, channel_info((enum channel)c)->name, err,
+		    sizeof(err)) == NULL)
+			log_err("config: %s", err);
+}
+
+int
+load_config(struct daemon *d)
+{
+	struct config	*cfg;
+	struct spool	*spool;
+	struct limits	 lim;
+	char		 err[512], *root;
+	long		 max_age, retention, idem_ttl;
+	size_t		 conc;
+
+	if ((cfg = config_load(d->config_path, err, sizeof(err))) == NULL ||
+	    config_limits(cfg, &lim, err, sizeof(err)) == -1) {
+		log_err("config: %s", err);
+		config_free(cfg);
+		return -1;
+	}
+	if (config_seconds(cfg, NULL, "max-age", 86400, &max_age) == -1 ||
+	    config_seconds(cfg, NULL, "retention", 7 * 86400, &retention) ==
+	    -1 || config_size(cfg, NULL, "concurrency", 16, &conc) == -1 ||
+	    conc < 1 || conc > 1024 || config_seconds(cfg, NULL,
+	    "idempotency-ttl", IDEM_TTL, &idem_ttl) == -1 || idem_ttl <= 0) {
+		log_err("config: max-age, retention, idempotency-ttl or "
+		    "concurrency (1 to 1024) is not valid");
+		config_free(cfg);
+		return -1;
+	}
+	if ((root = config_path(cfg, NULL, "spool", "spool")) == NULL ||
+	    (spool = spool_open(root, 1, err, sizeof(err))) == NULL) {
+		log_err("spool: %s", root ? err : "out of memory");
+		free(root);
+		config_free(cfg);
+		return -1;
+	}
+	if (check_sections(cfg, root) == -1) {
+		free(root);
+		spool_free(spool);
+		config_free(cfg);
+		return -1;
+	}
+	free(root);
+	routes_free(d);
+	spool_free(d->spool);
+	config_free(d->cfg);
+	d->cfg = cfg;
+	d->spool = spool;
+	d->max_age = max_age;
+	d->retention = retention;
+	d->idem_ttl = idem_ttl;
+	d->concurrency = conc;
+	d->route_cap = conc > 1 ? conc * 3 / 4 : 1;
+	/* Webhooks: a quarter more, never taken from messages. */
+	webhooks_configure(d->wh, cfg, spool, WEBHOOK_SHARE(conc));
+	curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+	    (long)(conc + WEBHOOK_SHARE(conc)));
+	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS,
+	    (long)(conc + WEBHOOK_SHARE(conc)));
+	open_sessions(d);
+	return 0;
+}
