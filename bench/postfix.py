@@ -68,25 +68,19 @@ _SINKS = {}             # port -> counters file, for the sinks started here
 # start-fg` runs under (REAPER): the test harness's, one definition.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "blackbox"))
-from harness.postfix import KEEP, MASTER_CF_FALLBACK, REAPER  # noqa: E402
+from harness.postfix import (KEEP, MASTER_CF_FALLBACK, REAPER,  # noqa: E402,F401
+                             free_port as _free_port,
+                             open_path_for as _open_path_for_postfix,
+                             port_open as _port_open,
+                             reduced_master_cf as _master_cf)
 
 QUEUES = ("maildrop", "incoming", "active", "deferred", "hold")
 
 
 # ---------------------------------------------------------------- smtp-sink
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def _port_open(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def start_smtp_sink(workdir):
@@ -141,34 +135,6 @@ def _run(args, timeout=60, **kw):
                           stdin=kw.pop("stdin", subprocess.DEVNULL), **kw)
 
 
-def _master_cf():
-    """Debian's /etc/postfix/master.cf reduced to KEEP, every service unchrooted."""
-    try:
-        text = open("/etc/postfix/master.cf").read()
-    except OSError:
-        return MASTER_CF_FALLBACK
-    entries, cur = [], None
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line[0].isspace():
-            if cur is not None:
-                cur.append(line)
-            continue
-        cur = [line]
-        entries.append(cur)
-    out, seen = [], set()
-    for e in entries:
-        f = e[0].split()
-        if len(f) < 8 or (f[0], f[1]) not in KEEP:
-            continue
-        f[4] = "n"
-        seen.add((f[0], f[1]))
-        out.append(" ".join(f[:8]) + (" " + " ".join(f[8:]) if f[8:] else ""))
-        out.extend(e[1:])
-    if seen != KEEP:
-        return MASTER_CF_FALLBACK
-    return "\n".join(out) + "\n"
 
 
 def _main_cf(base, sink_port):
@@ -262,21 +228,6 @@ def _maillog_problems(path, k=3):
     return " | ".join(out[-k:])
 
 
-def _open_path_for_postfix(path):
-    """Give o+x to the directories above path that lack it; returns what to restore."""
-    changed = []
-    p = os.path.abspath(path)
-    while True:
-        st = os.stat(p)
-        if not st.st_mode & stat.S_IXOTH:
-            if st.st_uid != os.geteuid():
-                raise PermissionError("%s is not searchable by user postfix" % p)
-            os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
-            changed.append((p, stat.S_IMODE(st.st_mode)))
-        parent = os.path.dirname(p)
-        if parent == p:
-            return changed
-        p = parent
 
 
 def _master_running(confdir, env):
