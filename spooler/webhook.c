@@ -292,7 +292,12 @@ webhooks_run(struct webhooks *w, time_t now)
 		return;
 	w->dirty = 0;
 	w->next_scan = now + SCAN_EVERY;
-	w->now = now;
+	/*
+	 * Due by the clock of the scan, not of the pass that called it: an
+	 * event a receipt made during the pass is due at its own second,
+	 * and --once would end without it.
+	 */
+	w->now = time(NULL) > now ? time(NULL) : now;
 	spool_area_scan(w->spool, EVENT_AREA, consider, w);
 }
 
