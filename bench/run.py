@@ -343,7 +343,8 @@ def bench_cgi(work, quick, cgi_dir):
         srv.stop()
     # Diagnostic, not a target: the same sms-deliver with its spool on
     # tmpfs, where fsync costs nothing (and nothing is durable).  The gap
-    # to the row above is what the two contractual fsyncs cost on this disk.
+    # to the row above is what the two fsyncs of msgspool-spool(5),
+    # Queueing, cost on this disk.
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
         shm = Path(tempfile.mkdtemp(prefix="msgspool-bench-", dir="/dev/shm"))
         try:

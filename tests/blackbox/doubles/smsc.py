@@ -1,9 +1,9 @@
 """
-A stand-in SMSC for msgspoold's smpp provider, written from the SMPP 3.4
-specification (Issue 1.2: section 2.2 sessions, 3.2 PDU format, 4.1
-bind_transceiver, 4.4 submit_sm, 4.6 deliver_sm, 4.11 enquire_link, 5.2
-parameters, 5.3 TLVs, Appendix B delivery receipts) and GSM 03.38 /
-3GPP TS 23.038 (the default alphabet) and 23.040 (the concatenation
+A stand-in SMSC for msgspoold's smpp provider, written from the public
+SMPP v3.4 protocol standard (SMPP Developers Forum, issue 1.2: 2.2
+sessions, 3.2 PDU format, 4.1 bind_transceiver, 4.4 submit_sm, 4.6
+deliver_sm, 4.11 enquire_link, 5.2 parameters, 5.3 TLVs, Appendix B
+delivery receipts) and GSM 03.38 / 3GPP TS 23.038 (the default alphabet) and 23.040 (the concatenation
 UDH).  Only the Python standard library (sockets and struct).
 
 Every PDU msgspoold sends is checked field by field; a PDU that breaks
