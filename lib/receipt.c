@@ -352,10 +352,21 @@ receipt_smpp_state(unsigned state)
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
 }
 
+int
+receipt_smpp_word(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+			return 0;
+	return len > 0;
+}
+
 /*
  * The value of key (with its colon) in the text of a receipt, at the
  * start or after a space: copied into out up to the next space.  0, -1
- * when absent or too long.
+ * when absent, too long, or not printable ASCII.
  */
 static int
 smpp_field(const char *text, size_t len, const char *key, char *out,
@@ -371,7 +382,7 @@ smpp_field(const char *text, size_t len, const char *key, char *out,
 		for (n = 0; i + n < len && text[i + n] != ' ' &&
 		    text[i + n] != '\0'; n++)
 			;
-		if (n == 0 || n >= outlen)
+		if (n >= outlen || !receipt_smpp_word(text + i, n))
 			return -1;
 		memcpy(out, text + i, n);
 		out[n] = '\0';

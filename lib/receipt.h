@@ -81,6 +81,13 @@ const char	*receipt_meta_status(const char *status);
  */
 const char	*receipt_smpp_status(const char *stat);
 
+/*
+ * Whether the len bytes at s are one word of printable ASCII (0x21 to
+ * 0x7e), as the message ids and fields msgspool keeps from an SMSC must
+ * be: anything else cannot be matched or stored as JSON text.
+ */
+int		 receipt_smpp_word(const char *s, size_t len);
+
 /* The name of an SMPP message_state value (2 DELIVRD ...), or NULL. */
 const char	*receipt_smpp_state(unsigned state);
 
@@ -90,7 +97,7 @@ const char	*receipt_smpp_state(unsigned state);
  * err:000 text:..."; keys in any case, in any order): id, stat and
  * err (the last optional, "" when absent) copied NUL-terminated into
  * the buffers given.  0, or -1 when there is no id or no stat, or one
- * does not fit.
+ * does not fit or is not printable ASCII (receipt_smpp_word).
  */
 int		 receipt_smpp_text(const char *text, size_t len, char *id,
 		    size_t idlen, char *stat, size_t statlen, char *err,

@@ -916,7 +916,13 @@ submit_answered(struct smpp *st, struct smpp_slot *s, uint32_t status,
 		memset(&r, 0, sizeof(r));
 		if (unpack(SUBMIT_SM_RESP, &r, NULL, pdu, len) != 0)
 			r.message_id[0] = '\0';
-		if (r.message_id[0] == '\0')
+		if (r.message_id[0] != '\0' && !receipt_smpp_word((char *)
+		    r.message_id, strlen((char *)r.message_id))) {
+			log_warn("[%s] smpp: %s accepted with a message_id that "
+			    "is not printable ASCII (not kept)", st->section,
+			    msgdoc_id(m->job->doc));
+			r.message_id[0] = '\0';
+		} else if (r.message_id[0] == '\0')
 			log_warn("[%s] smpp: %s accepted without a message_id",
 			    st->section, msgdoc_id(m->job->doc));
 		free(m->ids[part]);
@@ -983,8 +989,13 @@ deliver(struct smpp *st, uint32_t seq, const uint8_t *pdu, size_t len)
 	smpp34_tlv_for_each(t, d.tlv) {
 		if (t->tag == TLVID_receipted_message_id && t->length > 0 &&
 		    t->length < sizeof(id)) {
-			memcpy(id, t->value.octet, t->length);
-			id[t->length] = '\0';
+			/* A C-Octet String: its NUL is not part of the id. */
+			tlen = strnlen((const char *)t->value.octet, t->length);
+			if (receipt_smpp_word((const char *)t->value.octet,
+			    tlen)) {
+				memcpy(id, t->value.octet, tlen);
+				id[tlen] = '\0';
+			}
 		} else if (t->tag == TLVID_message_state)
 			stat = receipt_smpp_state(t->value.val08);
 	}

@@ -178,6 +178,8 @@ test_smpp(void **state)
 	static const char text[] = "id:0A1B2C sub:001 dlvrd:001 submit "
 	    "date:2611231200 done date:2611231201 stat:DELIVRD err:000 "
 	    "text:hello stat:X";
+	static const char bad_id[] = "id:\xff" "1 stat:DELIVRD";
+	static const char bad_err[] = "id:7 stat:DELIVRD err:\x01";
 	char	id[66], stat[16], err[16];
 
 	(void)state;
@@ -203,6 +205,17 @@ test_smpp(void **state)
 	assert_int_equal(receipt_smpp_text("id:12 stat:DELIVRDxyz", 18, id,
 	    sizeof(id), stat, sizeof(stat), err, sizeof(err)), 0);
 	assert_string_equal(stat, "DELIVRD");
+	/* Bytes that are not printable ASCII: no id, no err. */
+	assert_int_equal(receipt_smpp_text(bad_id, strlen(bad_id), id,
+	    sizeof(id), stat, sizeof(stat), err, sizeof(err)), -1);
+	assert_int_equal(receipt_smpp_text(bad_err, strlen(bad_err), id,
+	    sizeof(id), stat, sizeof(stat), err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_true(receipt_smpp_word("0A1B-2c_~!", 10));
+	assert_false(receipt_smpp_word("", 0));
+	assert_false(receipt_smpp_word("a b", 3));
+	assert_false(receipt_smpp_word("a\x7f", 2));
+	assert_false(receipt_smpp_word("\xd0\x96", 2));
 
 	assert_string_equal(receipt_smpp_status("DELIVRD"), "delivered");
 	assert_string_equal(receipt_smpp_status("UNDELIV"), "undelivered");
