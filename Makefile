@@ -357,14 +357,14 @@ uninstall:
 # make bench: ratios against baselines measured in the same run; writes
 # bench/results.md.  Not a test: it never fails on a figure.
 bench: deps-bench
-	@$(MAKE) --no-print-directory build bench/noop bench/naive bench/cgitime \
+	@$(MAKE) --no-print-directory build bench/noop bench/naive bench/durable bench/cgitime \
 	    bench/noop-fcgi
 	@$(PYTHON) bench/run.py
 
 deps-bench:
 	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)
 
-bench/noop bench/naive bench/cgitime: bench/%: bench/%.c
+bench/noop bench/naive bench/durable bench/cgitime: bench/%: bench/%.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 bench/noop-fcgi: bench/noop-fcgi.c
@@ -374,7 +374,7 @@ clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
 	    fcgi/*.o $(FCGI) \
 	    $(UNIT_TESTS) tests/unit/testutil.o
-	rm -f bench/noop bench/naive bench/cgitime bench/noop-fcgi
+	rm -f bench/noop bench/naive bench/durable bench/cgitime bench/noop-fcgi
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__
 
 include tests/fuzz/fuzz.mk
