@@ -63,6 +63,7 @@
 #define SMPP_UNBIND_WAIT	2000		/* ms for unbind_resp at exit */
 #define SMPP_STATUS_EVERY	200		/* ms between status writes */
 #define SMPP_HOLD		10		/* ms a finished job may wait */
+#define SMPP_LOOKUP_POLL	10		/* ms between looks at a lookup */
 #define SMPP_THROTTLE_PAUSE	1000000		/* us without submits after
 						   ESME_RTHROTTLED */
 
@@ -90,6 +91,18 @@ struct smpp_msg {
 	struct smpp_msg	*qnext;		/* the queue of what is to submit */
 };
 
+/*
+ * A lookup of the SMSC's host name, run by glibc's resolver threads
+ * (getaddrinfo_a) so that a slow DNS server never stalls the daemon's
+ * loop.  One given up on (the connect timed out) cannot be freed while
+ * the resolver still writes into it: it waits in a list until it ends.
+ */
+struct smpp_lookup {
+	struct gaicb		 cb;
+	struct addrinfo		 hints;
+	struct smpp_lookup	*next;
+};
+
 /* A submit_sm awaiting its answer. */
 struct smpp_slot {
 	uint32_t	 seq;
@@ -108,6 +121,8 @@ struct smpp {
 	long		 timeout;	/* seconds for any answer */
 
 	struct spool	*spool;		/* opened on first use */
+	struct smpp_lookup *lookup;	/* of host, while connecting */
+	struct smpp_lookup *abandoned;	/* given up on, still running */
 	int		 fd;
 	enum smpp_phase	 phase;
 	uint32_t	 seq;
@@ -341,6 +356,7 @@ str_key(const struct config *cfg, const char *section, const char *key,
 }
 
 static void smpp_free(void *);
+static void lookup_abandon(struct smpp *);
 
 static void *
 smpp_init(const struct config *cfg, const char *section,
@@ -742,6 +758,7 @@ session_lost(struct smpp *st, const char *why)
 	if (st->fd != -1)
 		close(st->fd);
 	st->fd = -1;
+	lookup_abandon(st);
 	st->inlen = st->outlen = st->outoff = 0;
 	snprintf(st->lasterr, sizeof(st->lasterr), "%s", why);
 	if (st->phase == SMPP_BOUND)
@@ -814,26 +831,90 @@ send_bind(struct smpp *st)
 	set_phase(st, SMPP_BINDING);
 }
 
+/* Free a lookup that is over (its result too). */
+static void
+lookup_free(struct smpp_lookup *l)
+{
+	if (l->cb.ar_result != NULL)
+		freeaddrinfo(l->cb.ar_result);
+	free(l);
+}
+
+/* Give the lookup under way up; free the abandoned ones that ended. */
+static void
+lookup_abandon(struct smpp *st)
+{
+	struct smpp_lookup	**pp, *l;
+
+	if ((l = st->lookup) != NULL) {
+		st->lookup = NULL;
+		gai_cancel(&l->cb);
+		l->next = st->abandoned;
+		st->abandoned = l;
+	}
+	for (pp = &st->abandoned; (l = *pp) != NULL; )
+		if (gai_error(&l->cb) != EAI_INPROGRESS) {
+			*pp = l->next;
+			lookup_free(l);
+		} else
+			pp = &l->next;
+}
+
+/* Look the host up (connect_check connects once it is known). */
 static void
 session_connect(struct smpp *st)
 {
-	struct addrinfo	 hints, *res = NULL, *ai;
+	struct gaicb	*list[1];
 	char		 why[300];
-	int		 fd = -1, rc;
+	int		 rc;
 
 	if (st->spool == NULL && (st->spool = spool_open(st->root, 0, why,
 	    sizeof(why))) == NULL)
 		log_warn("[%s] smpp: spool: %s", st->section, why);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	if ((rc = getaddrinfo(st->host, st->port, &hints, &res)) != 0) {
+	lookup_abandon(st);
+	if ((st->lookup = calloc(1, sizeof(*st->lookup))) == NULL) {
+		session_failed(st, "out of memory");
+		return;
+	}
+	st->lookup->hints.ai_socktype = SOCK_STREAM;
+	st->lookup->cb.ar_name = st->host;
+	st->lookup->cb.ar_service = st->port;
+	st->lookup->cb.ar_request = &st->lookup->hints;
+	list[0] = &st->lookup->cb;
+	if ((rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL)) != 0) {
+		free(st->lookup);
+		st->lookup = NULL;
 		snprintf(why, sizeof(why), "%s: %s", st->host,
 		    gai_strerror(rc));
 		session_failed(st, why);
 		return;
 	}
+	/* The timeout covers the lookup, the connect and the bind. */
+	st->bind_deadline = now_ms() + st->timeout * 1000;
+	set_phase(st, SMPP_CONNECTING);
+}
+
+/* The lookup is over: connect to the first address that takes it. */
+static void
+lookup_check(struct smpp *st)
+{
+	struct smpp_lookup	*l = st->lookup;
+	struct addrinfo		*ai;
+	char			 why[300];
+	int			 fd = -1, rc;
+
+	if ((rc = gai_error(&l->cb)) == EAI_INPROGRESS)
+		return;
+	st->lookup = NULL;
+	if (rc != 0) {
+		snprintf(why, sizeof(why), "%s: %s", st->host,
+		    rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		lookup_free(l);
+		session_failed(st, why);
+		return;
+	}
 	errno = ECONNREFUSED;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
+	for (ai = l->cb.ar_result; ai != NULL; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, ai->ai_protocol);
 		if (fd == -1)
@@ -844,7 +925,7 @@ session_connect(struct smpp *st)
 		close(fd);
 		fd = -1;
 	}
-	freeaddrinfo(res);
+	lookup_free(l);
 	if (fd == -1) {
 		snprintf(why, sizeof(why), "connect to %s:%s: %s", st->host,
 		    st->port, strerror(errno));
@@ -854,8 +935,6 @@ session_connect(struct smpp *st)
 	/* PDUs are small and go in batches: no waiting for more. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	st->fd = fd;
-	st->bind_deadline = now_ms() + st->timeout * 1000;
-	set_phase(st, SMPP_CONNECTING);
 }
 
 /* A connect in progress: bind once it is through. */
@@ -867,6 +946,10 @@ connect_check(struct smpp *st)
 	char		why[300];
 	int		e = 0;
 
+	if (st->lookup != NULL) {
+		lookup_check(st);
+		return;
+	}
 	if (poll(&pfd, 1, 0) != 1)
 		return;
 	if (getsockopt(st->fd, SOL_SOCKET, SO_ERROR, &e, &len) == -1)
@@ -1317,6 +1400,9 @@ smpp_fds(void *state, struct curl_waitfd *fds, size_t max, int *timeout_ms)
 		due = st->reconnect_at;
 	if (st->phase == SMPP_CONNECTING || st->phase == SMPP_BINDING)
 		due = st->bind_deadline < due ? st->bind_deadline : due;
+	/* A lookup has no descriptor to wait on: look again soon. */
+	if (st->lookup != NULL && t + SMPP_LOOKUP_POLL < due)
+		due = t + SMPP_LOOKUP_POLL;
 	if (st->phase == SMPP_BOUND) {
 		if (st->next_enquire < due)
 			due = st->next_enquire;
@@ -1375,8 +1461,8 @@ smpp_run(void *state, int stopping)
 	if ((st->phase == SMPP_CONNECTING || st->phase == SMPP_BINDING) &&
 	    t >= st->bind_deadline) {
 		snprintf(why, sizeof(why), "no answer to the %s within %ld s",
-		    st->phase == SMPP_BINDING ? "bind" : "connect",
-		    st->timeout);
+		    st->phase == SMPP_BINDING ? "bind" : st->lookup != NULL ?
+		    "lookup of the host" : "connect", st->timeout);
 		session_failed(st, why);
 	}
 	if (st->phase == SMPP_BOUND) {
@@ -1479,6 +1565,11 @@ smpp_free(void *state)
 		unbind(st);
 	if (st->fd != -1)
 		close(st->fd);
+	lookup_abandon(st);
+	/* The resolver still writing into one: it is left to the exit. */
+	if (st->abandoned != NULL)
+		log_warn("[%s] smpp: a lookup of %s still under way at exit",
+		    st->section, st->host);
 	if (st->status_written)
 		status_write(st, 1, "stopped");
 	/* The daemon waits for its jobs first: none is left here but when

@@ -226,6 +226,48 @@ def test_accepted_without_message_id(inst, smsc):
     assert smsc.violations == []
 
 
+def test_message_id_not_ascii_not_kept(inst, smsc):
+    """An id msgspool could neither store as JSON text nor match a receipt
+    to (a byte that is not printable ASCII): the parts were accepted, so
+    the message is sent, whole, with that part's id left empty; never
+    retried (that would send it twice)."""
+    _conf(inst, smsc)
+    smsc.script(_number(27), ["ok", "badid", "badid"])
+    msgid = queue_sms(inst.spool, _number(27), "y" * 400)
+    cp = inst.daemon_once()
+    reply = _sent(inst, msgid)["providerReply"]
+    ids = [f["message_id"] for f in _submits_to(smsc, _number(27))]
+    assert reply["parts"] == 3 and len(reply["partIds"]) == 3
+    assert reply["partIds"] == [ids[0], "", ""] and reply["messageId"] == ids[0]
+    assert "not printable ASCII" in cp.err
+    assert len(ids) == 3 and smsc.violations == []
+    # The first part's id is the bad one: sent all the same, no messageId.
+    smsc.script(_number(28), ["badid"])
+    msgid = queue_sms(inst.spool, _number(28), "z")
+    inst.daemon_once()
+    reply = _sent(inst, msgid)["providerReply"]
+    assert reply.get("messageId") is None and reply["partIds"] == [""]
+    assert len(_submits_to(smsc, _number(28))) == 1
+
+
+def test_host_name_looked_up(inst, smsc):
+    """host may be a name (looked up without blocking msgspoold's loop);
+    one that does not resolve fails the session with the resolver's
+    reason, and the message waits in deferred/."""
+    inst.write_conf(smsc.config().replace("host = 127.0.0.1",
+                                          "host = localhost"))
+    msgid = queue_sms(inst.spool, _number(29), "by name")
+    inst.daemon_once()
+    _sent(inst, msgid)
+    inst.write_conf(smsc.config().replace("host = 127.0.0.1",
+                                          "host = no-such-host.invalid"))
+    msgid = queue_sms(inst.spool, _number(30), "nowhere")
+    cp = inst.daemon_once(check=False)
+    assert where(inst.spool, msgid) == ["deferred"]
+    assert "no-such-host.invalid" in cp.err
+    assert _submits_to(smsc, _number(30)) == []
+
+
 def test_part_refused_fails_the_message(inst, smsc):
     _conf(inst, smsc)
     smsc.script(_number(23), ["ok", ESME_RINVDSTADR])

@@ -23,7 +23,9 @@ Behaviours a test controls:
   latency     seconds before each submit_sm_resp (default 0)
   script(dest, outcomes)
               per destination, the answers to its submit_sm in turn:
-              "ok", "noid" (accepted with an empty message_id), a
+              "ok", "noid" (accepted with an empty message_id),
+              "badid" (accepted with a message_id holding a byte that is
+              not ASCII, 0xFF: SMPP 3.4 leaves its bytes to the SMSC), a
               command_status (int), or "drop" (close the session on
               receiving it, unanswered); then "ok"
   drop_after  close the session, unanswered, on receiving the Nth
@@ -183,7 +185,7 @@ def pdu(command_id, status, seq, body=b""):
 
 
 def cstr(s):
-    return s.encode("ascii") + b"\0"
+    return s.encode("latin-1") + b"\0"
 
 
 class Session:
@@ -491,6 +493,9 @@ class Session:
                 self.outstanding -= 1
                 if not self.closed and outcome == "noid":
                     f["message_id"] = ""
+                    outcome = "ok"
+                elif not self.closed and outcome == "badid":
+                    f["message_id"] = "\u00ff%08X" % next(smsc.ids)
                     outcome = "ok"
                 elif not self.closed and outcome == "ok":
                     f["message_id"] = "%08X" % next(smsc.ids)
