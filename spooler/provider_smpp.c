@@ -82,9 +82,11 @@ struct smpp_msg {
 	struct job	*job;
 	struct gsm_sms	 sms;
 	char		 dest[21];
-	size_t		 next;		/* parts submitted */
+	uint8_t		 ref;		/* of its parts' UDH */
+	size_t		 next;		/* parts submitted or accepted before */
 	size_t		 outstanding;	/* submitted, not answered */
-	char		**ids;		/* the SMSC's id of each part */
+	char		**ids;		/* the SMSC's id of each part accepted
+					   ("" without one), NULL: not yet */
 	uint32_t	 error;		/* the first error, 0: none */
 	int		 failed;	/* submit no more parts */
 	int		 lost;		/* the session went first */
@@ -681,6 +683,22 @@ msg_finish(struct smpp *st, struct smpp_msg *m, enum msg_status status,
 		job->reply = json_pack("{s:s, s:I, s:I}", "provider", "smpp",
 		    "parts", (json_int_t)m->sms.nparts, "commandStatus",
 		    (json_int_t)m->error);
+		/*
+		 * The parts the SMSC accepted, kept for the next attempt
+		 * (a retry, or one by hand): it sends only the others, with
+		 * the same reference, so that the phone gets each part once
+		 * and joins them.
+		 */
+		if (job->reply != NULL && m->sms.nparts > 1 && (ids = json_array()) != NULL) {
+			for (i = 0; i < m->sms.nparts; i++)
+				json_array_append_new(ids, m->ids[i] != NULL ?
+				    json_string(m->ids[i]) : json_null());
+			json_object_set_new(job->reply, "partIds", ids);
+			json_object_set_new(job->reply, "ref",
+			    json_integer(m->ref));
+			json_object_set_new(job->reply, "dataCoding",
+			    json_integer(m->sms.coding));
+		}
 	}
 	msg_free(m);
 	job_over(st, job);
@@ -1270,6 +1288,56 @@ read_in(struct smpp *st)
 
 /* ------------------------------------------------------------ submit */
 
+/* Past the parts an earlier attempt had accepted (resume). */
+static void
+skip_accepted(struct smpp_msg *m)
+{
+	while (m->next < m->sms.nparts && m->ids[m->next] != NULL)
+		m->next++;
+}
+
+/*
+ * The parts of the attempt before this one that the SMSC accepted: an
+ * attempt that failed for now records them (msg_finish), with the
+ * reference of its UDH.  Taken when the text splits the same way again.
+ * The reference, or -1 for a fresh start.
+ */
+static int
+resume_ref(const struct job *job)
+{
+	const json_t	*reply, *ref;
+
+	reply = json_object_get(job->doc, "providerReply");
+	ref = json_object_get(reply, "ref");
+	if (!json_is_string(json_object_get(reply, "provider")) ||
+	    strcmp(json_string_value(json_object_get(reply, "provider")),
+	    "smpp") != 0 || !json_is_integer(ref) ||
+	    json_integer_value(ref) < 0 || json_integer_value(ref) > 255 ||
+	    !json_is_array(json_object_get(reply, "partIds")))
+		return -1;
+	return (int)json_integer_value(ref);
+}
+
+static int
+resume_parts(struct smpp_msg *m, const struct job *job)
+{
+	const json_t	*reply, *ids, *v;
+	size_t		 i;
+
+	reply = json_object_get(job->doc, "providerReply");
+	ids = json_object_get(reply, "partIds");
+	if (json_array_size(ids) != m->sms.nparts || m->sms.nparts < 2 ||
+	    json_integer_value(json_object_get(reply, "dataCoding")) !=
+	    m->sms.coding)
+		return 0;
+	json_array_foreach(ids, i, v)
+		if (json_is_string(v) && (m->ids[i] =
+		    strdup(json_string_value(v))) == NULL)
+			return -1;
+	skip_accepted(m);
+	return 0;
+}
+
 /* Submit the next part of the message at the head of the queue. */
 static void
 submit_next(struct smpp *st)
@@ -1312,7 +1380,9 @@ submit_next(struct smpp *st)
 	s->deadline = now_ms() + st->timeout * 1000;
 	st->inuse++;
 	m->outstanding++;
-	if (++m->next == m->sms.nparts)
+	m->next++;
+	skip_accepted(m);
+	if (m->next == m->sms.nparts)
 		dequeue(st, m);
 }
 
@@ -1346,6 +1416,7 @@ smpp_start(void *state, struct job *job)
 	struct smpp_msg	*m;
 	const char	*to, *body;
 	char		 err[256];
+	int		 ref;
 
 	job->status = MSG_PERMFAIL;
 	to = provider_msg_str(job, "to");
@@ -1366,13 +1437,16 @@ smpp_start(void *state, struct job *job)
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		return;
 	}
-	if (gsm_encode(body, strlen(body), st->ref++, &m->sms, err,
+	ref = resume_ref(job);
+	m->ref = ref != -1 ? (uint8_t)ref : st->ref++;
+	if (gsm_encode(body, strlen(body), m->ref, &m->sms, err,
 	    sizeof(err)) == -1) {
 		snprintf(job->err, sizeof(job->err), "%s", err);
 		free(m);
 		return;
 	}
-	if ((m->ids = calloc(m->sms.nparts, sizeof(*m->ids))) == NULL) {
+	if ((m->ids = calloc(m->sms.nparts, sizeof(*m->ids))) == NULL ||
+	    (ref != -1 && resume_parts(m, job) == -1)) {
 		job->status = MSG_TEMPFAIL;
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		msg_free(m);
@@ -1387,6 +1461,9 @@ smpp_start(void *state, struct job *job)
 		st->qhead = m;
 	st->qtail = m;
 	st->queued++;
+	/* Every part accepted before (a crash after the answers). */
+	if (m->next == m->sms.nparts)
+		msg_check(st, m);
 }
 
 static size_t

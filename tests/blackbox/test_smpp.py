@@ -268,6 +268,34 @@ def test_host_name_looked_up(inst, smsc):
     assert _submits_to(smsc, _number(30)) == []
 
 
+def test_retry_sends_only_the_parts_not_accepted(inst, smsc):
+    """A part refused for now defers the message; the next attempt sends
+    only the parts the SMSC did not accept, with the same reference, so
+    the phone gets each part once and can join them."""
+    _conf(inst, smsc, window=1)
+    text = "".join(chr(ord("a") + i % 26) for i in range(400))
+    smsc.script(_number(31), ["ok", ESME_RTHROTTLED])
+    msgid = queue_sms(inst.spool, _number(31), text)
+    inst.daemon_once()
+    assert where(inst.spool, msgid) == ["deferred"]
+    reply = load(inst.spool, "deferred", msgid)["providerReply"]
+    first = _submits_to(smsc, _number(31))
+    assert [f["udh"]["part"] for f in first] == [1, 2]
+    assert reply["partIds"] == [first[0]["message_id"], None, None]
+    run_cli(inst.conf, "retry", msgid)
+    inst.daemon_once()
+    subs = _submits_to(smsc, _number(31))[2:]
+    assert [f["udh"]["part"] for f in subs] == [2, 3]
+    assert {f["udh"]["ref"] for f in first + subs} == {first[0]["udh"]["ref"]}
+    assert first[0]["text"] + "".join(f["text"] for f in subs) == text
+    reply = _sent(inst, msgid)["providerReply"]
+    assert reply["parts"] == 3
+    assert reply["partIds"] == [first[0]["message_id"]] + [
+        f["message_id"] for f in subs]
+    assert reply["messageId"] == first[0]["message_id"]
+    assert smsc.violations == []
+
+
 def test_part_refused_fails_the_message(inst, smsc):
     _conf(inst, smsc)
     smsc.script(_number(23), ["ok", ESME_RINVDSTADR])
