@@ -2,6 +2,8 @@
  * daemon_config.c: msgspoold's config (msgspool.conf(5)): its keys, its
  * provider sections checked and instantiated as routes, and a reload.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +187,24 @@ open_sessions(struct daemon *d)
 			log_err("config: %s", err);
 }
 
+/*
+ * A reload keeps the spool (msgspoold(8), SIGHUP): the watches, the
+ * mount checks and, on a shared spool, the keeper's claims are of the
+ * directory the daemon started with.  Whether root is still it.
+ */
+static int
+same_spool(const struct spool *sp, const char *root)
+{
+	struct stat	a, b;
+
+	if (stat(spool_root(sp), &a) == 0 && stat(root, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 1;
+	log_err("config: spool is %s, was %s: a reload keeps the spool; "
+	    "restart msgspoold to move it", root, spool_root(sp));
+	return 0;
+}
+
 int
 load_config(struct daemon *d)
 {
@@ -218,7 +238,8 @@ load_config(struct daemon *d)
 		config_free(cfg);
 		return -1;
 	}
-	if (check_sections(cfg, root) == -1) {
+	if (check_sections(cfg, root) == -1 || (d->spool != NULL &&
+	    !same_spool(d->spool, root))) {
 		free(root);
 		spool_free(spool);
 		config_free(cfg);

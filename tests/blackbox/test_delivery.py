@@ -607,6 +607,27 @@ def test_sigterm_waits_for_the_send_in_flight(inst, standin, daemons):
     assert doc["providerReply"]["sid"] == reqs[0]["response"]["sid"]
 
 
+def test_sighup_keeps_the_spool(tmp_path, daemons):
+    """A reload that names another spool is refused, saying why: the
+    daemon goes on with the old config and the spool it started with."""
+    inst = Instance(tmp_path / "inst")
+    other = Instance(tmp_path / "other")
+    inst.write_conf()
+    d = daemons.start(inst.conf)
+    d.wait_log("started")
+    text = inst.conf.read_text()
+    assert str(inst.spool) in text
+    inst.conf.write_text(text.replace(str(inst.spool), str(other.spool)))
+    d.signal(signal.SIGHUP)
+    d.wait_log("a reload keeps the spool")
+    msgid = queue_sms(inst.spool, "+4915112340065", "still here")
+    wait_until(lambda: where(inst.spool, msgid) == ["sent"], EVENTUALLY,
+               what="sent/" + msgid)
+    assert len(inst.outbox_for(msgid)) == 1
+    assert "reloaded" not in d.log()
+    assert d.stop() == 0
+
+
 def test_sighup_rereads_the_config(srv, standin, daemons):
     inst = srv.inst
     inst.write_conf()                      # [sms] absent: the file provider
