@@ -7,7 +7,9 @@
  *
  * The first byte: bit 0 the session is binding (else bound), bits 1-2
  * how many messages (1 to 3) are in the window, bits 3-4 their text
- * (GSM, 3 GSM parts, UCS-2, 2 UCS-2 parts).  The rest is the SMSC's.
+ * (GSM, 3 GSM parts, UCS-2, 2 UCS-2 parts), bit 5 an attempt before
+ * had the first part accepted (a resume: that part is not sent again).
+ * The rest is the SMSC's.
  *
  * Properties: the window is never over its size; a message is handed
  * back only once nothing of it is outstanding, with an outcome; a sent
@@ -126,7 +128,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char	*text;
 	size_t		 n, i, returned = 0, w;
 	ssize_t		 k;
-	int		 sv[2], kind;
+	int		 sv[2], kind, resumed;
 
 	if (cfg == NULL)
 		setup();
@@ -143,6 +145,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st->bind_deadline = st->next_enquire = now_ms() + 60000;
 	n = 1 + (size_t)((data[0] >> 1) & 3) % 3;
 	kind = (data[0] >> 3) & 3;
+	/* Only a text in parts resumes: 3 GSM or 2 UCS-2 (partIds fit). */
+	resumed = (data[0] & 0x20) && (kind == 1 || kind == 3);
 	if ((text = texts[kind]) == NULL) {
 		/* 3 parts of GSM, or 2 of UCS-2. */
 		for (i = 0; i < 400 && kind == 1; i++)
@@ -159,6 +163,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jobs[i]->doc = json_pack("{s:s, s:{s:s, s:s}}", "id",
 		    "01M8000000000000000000000A", "message", "to",
 		    "+4915112345678", "body", text);
+		if (resumed)
+			json_object_set_new(jobs[i]->doc, "providerReply",
+			    json_pack("{s:s, s:i, s:i, s:[s, n, n], s:i}",
+			    "provider", "smpp", "parts", kind == 1 ? 3 : 2,
+			    "ref", 7, "partIds", "EARLIER", "dataCoding",
+			    kind == 1 ? 0 : 8));
 		smpp_start(st, jobs[i]);
 		if (!jobs[i]->pending)
 			fuzz_fail("a message not taken: %s", jobs[i]->err);
@@ -201,6 +211,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!json_is_string(json_array_get(ids, i)))
 					fuzz_fail("part %zu's id not a string",
 					    i);
+			if (resumed && strcmp(json_string_value(
+			    json_array_get(ids, 0)), "EARLIER") != 0)
+				fuzz_fail("a resumed message's first part "
+				    "sent again");
 		} else if (job->err[0] == '\0')
 			fuzz_fail("failed without a reason");
 		if (job->status != MSG_OK && job->status != MSG_TEMPFAIL &&
