@@ -422,6 +422,35 @@ def test_receipts_after_outcome_and_parts(inst, smsc, daemons):
     assert smsc.violations == []
 
 
+def test_resumed_message_delivered_with_the_earlier_parts_receipt(
+        inst, smsc, daemons):
+    """The receipt of a part accepted by an attempt that then failed
+    waits while its message is deferred; once the next attempt sends the
+    other parts, all three receipts make the message delivered."""
+    _conf(inst, smsc, window=1)
+    smsc.script(_number(52), ["ok", ESME_RTHROTTLED])
+    msgid = queue_sms(inst.spool, _number(52), "w" * 400)
+    d = daemons.start(inst.conf)
+    wait_until(lambda: where(inst.spool, msgid) == ["deferred"], EVENTUALLY,
+               what="deferred")
+    [first] = load(inst.spool, "deferred", msgid)["providerReply"][
+        "partIds"][:1]
+    smsc.send_receipt(first, "DELIVRD", "tlv")
+    time.sleep(1.5)   # read, kept: its message is not sent yet
+    run_cli(inst.conf, "retry", msgid)
+    wait_until(lambda: where(inst.spool, msgid) == ["sent"], EVENTUALLY,
+               what="sent")
+    ids = load(inst.spool, "sent", msgid)["providerReply"]["partIds"]
+    assert ids[0] == first and len(ids) == 3
+    for pid in ids[1:]:
+        smsc.send_receipt(pid, "DELIVRD", "text")
+    wait_until(lambda: _receipt_status(inst, msgid) == "delivered",
+               EVENTUALLY, what="delivered")
+    assert set(load(inst.spool, "sent", msgid)["partStatus"]) == set(ids)
+    assert d.stop() == 0
+    assert smsc.violations == []
+
+
 def test_receipt_after_restart(inst, smsc, daemons):
     """msgspoold binds at start, with nothing to send: a receipt for a
     message a former run sent still finds it."""
