@@ -314,6 +314,9 @@ def cgitime(prog, env, body, work, n):
     return {k: float(v) for k, v in (x.split("=") for x in out.stdout.split())}
 
 
+CGI_PAIR_ROUNDS = 3
+
+
 def bench_cgi(work, quick, cgi_dir):
     inst = Instance(Path(work) / "cgi")
     srv = Lighttpd(inst, cgi_dir, BENCH / "noop")
@@ -350,6 +353,21 @@ def bench_cgi(work, quick, cgi_dir):
             t = cgitime(srv.cgi / prog, env, tbody, work, 100 if quick else 300)
             inst.clear()
             rows.append(dict(r, name=name, prog=prog, **t))
+        # The target against the naive CGI compares two rows a few
+        # seconds apart on a noisy disk: rounds alternate the two, and
+        # the ratio is of their medians.
+        pair = {"naive": [], "sms-deliver": []}
+        for _ in range(CGI_PAIR_ROUNDS):
+            for prog, path in (("naive", "/naive"), ("sms-deliver", "/sms/v1/deliver")):
+                pair[prog].append(wrk(srv.url(path), min(dur, 5),
+                                      lua_post(path, sms, work))["rps"])
+                time.sleep(0.5)
+                inst.clear()
+        med = {k: sorted(v)[len(v) // 2] for k, v in pair.items()}
+        for r in rows:
+            if r["prog"] == "sms-deliver":
+                r["pair"] = pair
+                r["vs_naive"] = med["sms-deliver"] / med["naive"] if med["naive"] else 0
     finally:
         srv.stop()
     # Diagnostic, not a target: the same sms-deliver with its spool on
@@ -657,10 +675,11 @@ def main():
             for r in rows:
                 tgt = ""
                 if r["prog"] == "sms-deliver":
-                    vs = r["rps"] / naive if naive else 0
+                    vs = r.get("vs_naive", r["rps"] / naive if naive else 0)
                     tgt = ("≥ 0.80: " + verdict(r["ratio"] >= 0.80) +
-                           "; %.2f× the naive durable CGI, ≥ 0.95×: %s"
-                           % (vs, verdict(vs >= 0.95)))
+                           "; %.2f× the naive durable CGI (median of %d "
+                           "alternating rounds), ≥ 0.95×: %s"
+                           % (vs, CGI_PAIR_ROUNDS, verdict(vs >= 0.95)))
                 elif r["prog"] == "ping":
                     tgt = "≥ 0.95: " + verdict(r["ratio"] >= 0.95)
                 if r["prog"] not in ("noop", "naive", "diagnostic"):
@@ -674,6 +693,13 @@ def main():
                     lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
                                  % (r["non2xx"], r["errors"]))
             lines.append("")
+            pair = next((r["pair"] for r in rows if "pair" in r), None)
+            if pair:
+                lines += ["POST /sms/v1/deliver and the naive durable CGI in %d "
+                          "alternating rounds of 5 s, req/s: naive %s; sms-deliver %s."
+                          % (CGI_PAIR_ROUNDS,
+                             ", ".join("%.0f" % x for x in pair["naive"]),
+                             ", ".join("%.0f" % x for x in pair["sms-deliver"])), ""]
             sms_rps = next(r["rps"] for r in rows if r["prog"] == "sms-deliver")
         else:
             rows = []
