@@ -42,6 +42,59 @@ static const struct route prefixes[] = {
 	{ "/receipts/",			&ep_receipts },
 };
 
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+fcgi_path_decode(const char *uri, char *out, size_t outlen)
+{
+	size_t	len, i, n = 0;
+	int	hi, lo, c;
+
+	if (uri == NULL || outlen == 0)
+		return -1;
+	len = strcspn(uri, "?");
+	for (i = 0; i < len; i++) {
+		if (n + 4 > outlen)
+			return -1;
+		if (uri[i] != '%') {
+			out[n++] = uri[i];
+			continue;
+		}
+		if (i + 2 >= len)
+			return -1;
+		if ((hi = hexval((unsigned char)uri[i + 1])) == -1 ||
+		    (lo = hexval((unsigned char)uri[i + 2])) == -1)
+			return -1;
+		c = hi * 16 + lo;
+		/*
+		 * Only what a route or its parameter is made of is decoded;
+		 * anything else ("%2F", "%3F", "%00") stays as it came, so
+		 * that it routes nowhere.
+		 */
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~')
+			out[n++] = (char)c;
+		else {
+			memcpy(out + n, uri + i, 3);
+			n += 3;
+		}
+		i += 2;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 const struct endpoint *
 fcgi_route(const char *uri, const char **path_info)
 {

@@ -11,6 +11,18 @@
 #include "config.h"
 #include "keys.h"
 
+/* The longest request path msgspool-fcgi routes, decoded. */
+#define FCGI_PATH_MAX	1024
+
+/*
+ * The path of uri (up to a '?') into out, NUL-terminated, with the
+ * percent-escapes of letters, digits and "-._~" decoded, as a web
+ * server decodes a path before it maps it to a CGI program; any other
+ * escape ("%2F", "%00") is kept as it is and routes nowhere.  0, or -1
+ * for a malformed escape or a path that does not fit in outlen.
+ */
+int		 fcgi_path_decode(const char *uri, char *out, size_t outlen);
+
 /*
  * The endpoint of a request's path (REQUEST_URI; its query string is
  * ignored), or NULL when it is no route.  For /messages/{id} and

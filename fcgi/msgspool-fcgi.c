@@ -98,13 +98,30 @@ answer(const struct cgi_io *io, struct response *r)
 	return rc;
 }
 
-/* 404 for a path that is no route, as a problem like every error. */
+/*
+ * 404 for a path that is no route, as a problem like every error; the
+ * path is named when it is printable ASCII (the detail is JSON text).
+ */
 static int
-not_found(const struct cgi_io *io, const char *uri)
+not_found(const struct cgi_io *io, const char *path)
 {
+	const char	*p;
+
+	for (p = path; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			return answer(io, problem_response(problem_new(404,
+			    "not-found", "no such route")));
 	return answer(io, problem_response(problem_new(404, "not-found",
-	    "no route %.*s", (int)strcspn(uri ? uri : "", "?"),
-	    uri ? uri : "")));
+	    "no route %s", path)));
+}
+
+/* 400 for a path with a malformed percent-escape, or far too long. */
+static int
+bad_path(const struct cgi_io *io)
+{
+	return answer(io, problem_response(problem_new(400, "invalid-path",
+	    "the request path has a malformed percent-escape or is longer "
+	    "than %d bytes", FCGI_PATH_MAX - 4)));
 }
 
 static enum keys_result
@@ -141,7 +158,7 @@ worker(int sock, const char *config)
 				    .arg = &f };
 	const struct endpoint	*ep;
 	const char		*uri, *path_info;
-	char			**env, *extra[2];
+	char			**env, *extra[2], path[FCGI_PATH_MAX];
 	struct sigaction	 sa;
 
 	memset(&cache, 0, sizeof(cache));
@@ -164,8 +181,10 @@ worker(int sock, const char *config)
 		/* Bounded as a CGI is: a worker past it dies, replaced. */
 		alarm(CGI_TIMEOUT);
 		uri = cgi_env(req.envp, "REQUEST_URI");
-		if ((ep = fcgi_route(uri, &path_info)) == NULL)
-			not_found(&io, uri);
+		if (fcgi_path_decode(uri, path, sizeof(path)) == -1)
+			bad_path(&io);
+		else if ((ep = fcgi_route(path, &path_info)) == NULL)
+			not_found(&io, path);
 		else if ((env = fcgi_env(req.envp, path_info, config,
 		    extra)) == NULL) {
 			log_err("out of memory");

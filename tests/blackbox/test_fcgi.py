@@ -5,6 +5,7 @@ lighttpd-fcgi or nginx-fcgi).  A persistent process must pick up a changed
 config and keys file at the next request, route by path alone, and
 survive the death of a worker."""
 
+import json
 import os
 import signal
 import time
@@ -118,6 +119,35 @@ def test_the_query_string_is_not_the_route(srv):
     assert srv.get("/ping?x=/sms/v1/deliver", client=None).text == "pong"
     r = srv.get("/nope?/ping", client=None)
     assert_problem(r, 404)
+
+
+def _raw_get(srv, target):
+    status, _, body = srv.raw(b"GET " + target + b" HTTP/1.1\r\n"
+                              b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    return status, body
+
+
+def test_a_percent_encoded_path_is_decoded_before_routing(srv):
+    """As a web server decodes a path before it maps it to a program:
+    /p%69ng is /ping, and a message id may come encoded too."""
+    status, body = _raw_get(srv, b"/p%69n%67?x=%41")
+    assert (status, body) == (200, b"pong")
+    msgid = srv.sms().json()["smsId"]
+    enc = ("/messages/%s%%%02X" % (msgid[:-1], ord(msgid[-1]))).encode()
+    r_status, r_body = srv.raw(b"GET " + enc + b" HTTP/1.1\r\nHost: x\r\n"
+                               b"X-API-KEY: " + srv.inst.keys["acme"].encode() +
+                               b"\r\nConnection: close\r\n\r\n")[::2]
+    assert r_status == 200, r_body
+    assert json.loads(r_body)["id"] == msgid
+
+
+@pytest.mark.parametrize("target", [b"/sms/v1%2Fdeliver", b"/p%00ing",
+                                    b"/ping%3F"])
+def test_an_encoded_separator_routes_nowhere(srv, target):
+    status, body = _raw_get(srv, target)
+    # The web server may refuse it first; it never reaches a route.
+    assert status in (400, 404), (status, body)
+    assert body != b"pong"
 
 
 def test_no_route_with_a_body_is_a_404_problem(srv):

@@ -61,6 +61,49 @@ test_route_param(void **state)
 }
 
 static void
+test_path_decode(void **state)
+{
+	char		 out[FCGI_PATH_MAX], big[FCGI_PATH_MAX + 8];
+	const char	*pi;
+
+	(void)state;
+	assert_int_equal(fcgi_path_decode("/sms/v1/%64eliver?x=%41", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "/sms/v1/deliver");
+	assert_ptr_equal(fcgi_route(out, &pi), &ep_sms_deliver);
+	assert_int_equal(fcgi_path_decode("/messages/01HZX3Q5K6W8R9T0V1B2C3D4%45"
+	    "5", out, sizeof(out)), 0);
+	assert_ptr_equal(fcgi_route(out, &pi), &ep_messages);
+	assert_string_equal(pi, "/01HZX3Q5K6W8R9T0V1B2C3D4E5");
+	/* Lower-case hex; "-._~" decoded. */
+	assert_int_equal(fcgi_path_decode("/%70ing%2d%2E%5f%7e", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "/ping-._~");
+	/* A slash, a query mark, a NUL or a byte above ASCII: kept. */
+	assert_int_equal(fcgi_path_decode("/messages%2Fx%3F%00%C3%A9", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "/messages%2Fx%3F%00%C3%A9");
+	assert_null(fcgi_route(out, &pi));
+	assert_int_equal(fcgi_path_decode("/sms/v1%2fdeliver", out,
+	    sizeof(out)), 0);
+	assert_null(fcgi_route(out, &pi));
+	/* Malformed: not hex, cut short, before the query too. */
+	assert_int_equal(fcgi_path_decode("/ping%zz", out, sizeof(out)), -1);
+	assert_int_equal(fcgi_path_decode("/ping%4", out, sizeof(out)), -1);
+	assert_int_equal(fcgi_path_decode("/ping%", out, sizeof(out)), -1);
+	assert_int_equal(fcgi_path_decode("/ping%?a", out, sizeof(out)), -1);
+	assert_int_equal(fcgi_path_decode("/ping?%zz", out, sizeof(out)), 0);
+	assert_string_equal(out, "/ping");
+	assert_int_equal(fcgi_path_decode(NULL, out, sizeof(out)), -1);
+	/* Too long for the buffer. */
+	memset(big, 'a', sizeof(big) - 1);
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(fcgi_path_decode(big, out, sizeof(out)), -1);
+	assert_int_equal(fcgi_path_decode("/ping", out, 4), -1);
+}
+
+static void
 test_route_none(void **state)
 {
 	const char	*pi = "x";
@@ -229,6 +272,7 @@ main(void)
 		cmocka_unit_test(test_route_exact),
 		cmocka_unit_test(test_route_param),
 		cmocka_unit_test(test_route_none),
+		cmocka_unit_test(test_path_decode),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_cache_keys),
