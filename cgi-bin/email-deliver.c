@@ -189,8 +189,8 @@ prepare(struct ctx *ctx, struct email *e)
 		return p;
 
 	if (id != NULL) {
-		e->tmpl = tmpl_load(ctx->templates, ctx->client->id,
-		    TMPL_EMAIL, id, &st, err, sizeof(err));
+		e->tmpl = cgi_tmpl_load(ctx, TMPL_EMAIL, id, &st, err,
+		    sizeof(err));
 		if (e->tmpl == NULL && st == MSG_PERMFAIL) {
 			problem_free(p);
 			p = problem_new(400, "unknown-template",

@@ -74,8 +74,7 @@ template(struct ctx *ctx, struct cache *c, const char *id, char *err,
 				    "OTT template '%s'", id);
 			return c->tmpls[i];
 		}
-	t = tmpl_load(ctx->templates, ctx->client->id, TMPL_OTT, id, &st,
-	    err, errlen);
+	t = cgi_tmpl_load(ctx, TMPL_OTT, id, &st, err, errlen);
 	if (t == NULL && st == MSG_PERMFAIL)
 		snprintf(err, errlen, "invalid template: no OTT template '%s'",
 		    id);

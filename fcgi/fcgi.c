@@ -158,6 +158,7 @@ fcgi_cache_free(struct fcgi_cache *c)
 {
 	config_drop(c);
 	file_free(&c->keys);
+	tmpl_cache_free(&c->tmpls);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -10,6 +10,7 @@
 #include "cgi.h"
 #include "config.h"
 #include "keys.h"
+#include "tmpl.h"
 
 /* The longest request path msgspool-fcgi routes, decoded. */
 #define FCGI_PATH_MAX	1024
@@ -50,12 +51,16 @@ struct fcgi_file {
 	struct stat	 st;
 };
 
-/* A config and keys file read once and again only when they change. */
+/*
+ * A config, keys file and templates read once and again only when they
+ * change.
+ */
 struct fcgi_cache {
 	char		*path;
 	struct config	*cfg;
 	struct stat	 st;
 	struct fcgi_file keys;
+	struct tmpl_cache tmpls;
 };
 
 /*

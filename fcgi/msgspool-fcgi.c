@@ -80,6 +80,14 @@ io_config(void *arg, const char *path, char *err, size_t errlen)
 	    errlen);
 }
 
+static struct tmpl *
+io_tmpl(void *arg, const char *root, const char *client, enum tmpl_kind kind,
+    const char *id, enum msg_status *status, char *err, size_t errlen)
+{
+	return tmpl_cache_load(&((struct fcgi_io *)arg)->cache->tmpls, root,
+	    client, kind, id, status, err, errlen);
+}
+
 /* Write a response the pipeline did not make (r NULL: a 500). */
 static int
 answer(const struct cgi_io *io, struct response *r)
@@ -155,6 +163,7 @@ worker(int sock, const char *config)
 	struct fcgi_io		 f;
 	struct cgi_io		 io = { .read = io_read, .write = io_write,
 				    .config = io_config, .keys = io_keys,
+				    .tmpl = io_tmpl,
 				    .arg = &f };
 	const struct endpoint	*ep;
 	const char		*uri, *path_info;

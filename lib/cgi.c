@@ -325,6 +325,19 @@ rate_check(size_t n, struct ctx *ctx, struct rate *rate, int *limited)
  * *idem NULL; else NULL with the key held in *idem, or the response to
  * give now (the kept reply, 400, 409, 422, 503).
  */
+struct tmpl *
+cgi_tmpl_load(const struct ctx *ctx, enum tmpl_kind kind, const char *id,
+    enum msg_status *status, char *err, size_t errlen)
+{
+	const struct cgi_io	*io = ctx->req->io;
+
+	if (io != NULL && io->tmpl != NULL)
+		return io->tmpl(io->arg, ctx->templates, ctx->client->id, kind,
+		    id, status, err, errlen);
+	return tmpl_load(ctx->templates, ctx->client->id, kind, id, status,
+	    err, errlen);
+}
+
 static struct response *
 idem_check(const struct request *req, struct ctx *ctx, struct idem **idem)
 {

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "keys.h"
+#include "tmpl.h"
 
 struct spool;
 struct cgi_io;
@@ -111,8 +112,23 @@ struct cgi_io {
 	 */
 	enum keys_result (*keys)(void *arg, const char *path, const char *key,
 			    size_t len, struct client *out);
+	/*
+	 * tmpl_load from the caller's templates (read once, re-read when
+	 * a file changes; tmpl_cache_load).  A NULL callback: tmpl_load.
+	 */
+	struct tmpl	*(*tmpl)(void *arg, const char *root,
+			    const char *client, enum tmpl_kind, const char *id,
+			    enum msg_status *status, char *err, size_t errlen);
 	void		*arg;
 };
+
+/*
+ * A template of the request's client, as tmpl_load answers, through the
+ * request's cgi_io (a persistent process's cache) when it has one.
+ */
+struct tmpl	*cgi_tmpl_load(const struct ctx *, enum tmpl_kind,
+		    const char *id, enum msg_status *status, char *err,
+		    size_t errlen);
 
 /* The value of name in a NULL-terminated environment, or NULL. */
 const char	*cgi_env(char *const *envp, const char *name);

@@ -35,10 +35,18 @@ tmpl_id_valid(const char *id)
 	return id != NULL && valid_ident(id, strlen(id)) == NULL;
 }
 
+struct tmpl *
+tmpl_ref(struct tmpl *t)
+{
+	if (t != NULL)
+		t->refs++;
+	return t;
+}
+
 void
 tmpl_free(struct tmpl *t)
 {
-	if (t == NULL)
+	if (t == NULL || --t->refs > 0)
 		return;
 	free(t->id);
 	free(t->name);
@@ -100,7 +108,9 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 	struct tm	 tm;
 	time_t		 when;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL || (t->id = strdup(id)) ==
+	if ((t = calloc(1, sizeof(*t))) != NULL)
+		t->refs = 1;
+	if (t == NULL || (t->id = strdup(id)) ==
 	    NULL)
 		goto nomem;
 	t->parameters = -1;
@@ -273,6 +283,116 @@ tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
 	free(text);
 	free(path);
 	return t;
+}
+
+/* Whether a file is still the one st described when it was read. */
+static int
+cache_fresh(const struct tmpl_cache_entry *e, const struct stat *st)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino &&
+	    e->size == st->st_size &&
+	    e->mtime.tv_sec == st->st_mtim.tv_sec &&
+	    e->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	    e->ctime.tv_sec == st->st_ctim.tv_sec &&
+	    e->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void
+cache_drop(struct tmpl_cache_entry *e)
+{
+	free(e->path);
+	tmpl_free(e->t);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Drop an entry; the last one takes its place. */
+static void
+cache_remove(struct tmpl_cache *c, struct tmpl_cache_entry *e)
+{
+	cache_drop(e);
+	if (e != &c->v[c->n - 1]) {
+		*e = c->v[c->n - 1];
+		memset(&c->v[c->n - 1], 0, sizeof(*e));
+	}
+	c->n--;
+}
+
+struct tmpl *
+tmpl_cache_load(struct tmpl_cache *c, const char *root, const char *client,
+    enum tmpl_kind kind, const char *id, enum msg_status *status, char *err,
+    size_t errlen)
+{
+	struct tmpl_cache_entry	*e = NULL;
+	struct tmpl		*t;
+	struct stat		 st;
+	char			*path;
+	size_t			 i;
+
+	/* Only a valid name is looked at; tmpl_load says why not. */
+	if (!tmpl_id_valid(id) || !keys_client_valid(client) ||
+	    kind >= TMPL__MAX)
+		return tmpl_load(root, client, kind, id, status, err, errlen);
+	if (asprintf(&path, "%s/%s/%s/%s%s", root, client, kinds[kind], id,
+	    TMPL_SUFFIX) == -1) {
+		*status = MSG_TEMPFAIL;
+		util_seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < c->n; i++)
+		if (strcmp(c->v[i].path, path) == 0) {
+			e = &c->v[i];
+			break;
+		}
+	/* Taken before the read: a change meanwhile reads it again. */
+	if (lstat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
+		if (e != NULL)
+			cache_remove(c, e);
+		free(path);
+		return tmpl_load(root, client, kind, id, status, err, errlen);
+	}
+	if (e != NULL && cache_fresh(e, &st)) {
+		free(path);
+		e->used = ++c->clock;
+		*status = MSG_OK;
+		return tmpl_ref(e->t);
+	}
+	if ((t = tmpl_load(root, client, kind, id, status, err, errlen)) ==
+	    NULL) {
+		if (e != NULL)
+			cache_remove(c, e);
+		free(path);
+		return NULL;
+	}
+	if (e == NULL && c->n < TMPL_CACHE_MAX)
+		e = &c->v[c->n++];
+	else if (e == NULL) {
+		/* Full: the least recently used goes. */
+		e = &c->v[0];
+		for (i = 1; i < c->n; i++)
+			if (c->v[i].used < e->used)
+				e = &c->v[i];
+	}
+	if (e->path != NULL)
+		cache_drop(e);
+	e->path = path;
+	e->t = tmpl_ref(t);
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->size = st.st_size;
+	e->mtime = st.st_mtim;
+	e->ctime = st.st_ctim;
+	e->used = ++c->clock;
+	return t;
+}
+
+void
+tmpl_cache_free(struct tmpl_cache *c)
+{
+	size_t	i;
+
+	for (i = 0; i < c->n; i++)
+		cache_drop(&c->v[i]);
+	c->n = 0;
 }
 
 struct summary {

@@ -10,7 +10,10 @@
 #ifndef TMPL_H
 #define TMPL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "msgspool.h"
@@ -34,6 +37,7 @@ struct tmpl {
 	char	*provider_template;	/* ott */
 	char	*body;
 	size_t	 body_len;
+	unsigned refs;			/* tmpl_free when the last goes */
 };
 
 /* Whether id is [A-Za-z0-9_.-]{1,128} not starting with '.'. */
@@ -53,7 +57,43 @@ struct tmpl	*tmpl_load(const char *root, const char *client,
 struct tmpl	*tmpl_parse(const char *id, const char *text, size_t len,
 		    long long mtime, char *err, size_t errlen);
 
+/* Drop a reference (tmpl_ref takes one more); the last frees it. */
 void		 tmpl_free(struct tmpl *);
+struct tmpl	*tmpl_ref(struct tmpl *);
+
+/*
+ * Templates read once and again only when their file changes, for a
+ * persistent process (msgspool-fcgi(8)): each use costs one lstat of the
+ * file, compared with the one it had when read (device, inode, size,
+ * modification and change times).  At most TMPL_CACHE_MAX are kept, the
+ * least recently used going first.  The caller owns the cache.
+ */
+#define TMPL_CACHE_MAX	128
+
+struct tmpl_cache_entry {
+	char		*path;
+	struct tmpl	*t;
+	dev_t		 dev;
+	ino_t		 ino;
+	off_t		 size;
+	struct timespec	 mtime, ctime;
+	unsigned long	 used;
+};
+
+struct tmpl_cache {
+	struct tmpl_cache_entry	 v[TMPL_CACHE_MAX];
+	size_t			 n;
+	unsigned long		 clock;
+};
+
+/*
+ * tmpl_load through the cache: the same answers, the template shared
+ * (tmpl_free it as one from tmpl_load).
+ */
+struct tmpl	*tmpl_cache_load(struct tmpl_cache *, const char *root,
+		    const char *client, enum tmpl_kind, const char *id,
+		    enum msg_status *status, char *err, size_t errlen);
+void		 tmpl_cache_free(struct tmpl_cache *);
 
 /*
  * Replace each {{name}} marker of text (spaces inside the braces

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from channels_support import OTT_CONF, spooled
 from conftest import (FASTCGI, FCGI_DIR, assert_problem, assert_unauthorized)
 
 pytestmark = pytest.mark.skipif(
@@ -119,6 +120,38 @@ def test_the_query_string_is_not_the_route(srv):
     assert srv.get("/ping?x=/sms/v1/deliver", client=None).text == "pong"
     r = srv.get("/nope?/ping", client=None)
     assert_problem(r, 404)
+
+
+def _otp(srv):
+    """Send an OTT message from the template otp to a worker: its body
+    as queued, or the entry's error."""
+    r = srv.post_json("/ott/v1/deliver", {"payload": [{
+        "recipient": "4915100000001", "templateID": "otp",
+        "templateParameters": ["42"], "channelType": 1}]})
+    assert r.status_code == 200, r.text
+    [e] = r.json()
+    if e["status"] != "queued":
+        return e["error"]
+    return spooled(srv.inst, "new", e["messageId"], "ott")["message"]["body"]
+
+
+def test_a_changed_template_applies_to_the_next_request(srv):
+    """Each worker keeps the templates it read; a stat a use finds a
+    change, so every worker sends the new text, and none a removed one."""
+    srv.inst.write_conf(OTT_CONF)
+    path = srv.inst.templates / "acme" / "ott" / "otp.tmpl"
+    text = path.read_text()
+    # Enough requests that every worker has read it.
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert _otp(srv).rstrip("\n") == "Your code is 42"
+    path.write_text(text.replace("Your code is", "Dein Code ist"))
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert _otp(srv).rstrip("\n") == "Dein Code ist 42"
+    path.unlink()
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert "no OTT template 'otp'" in _otp(srv)
+    path.write_text(text)
+    assert _otp(srv).rstrip("\n") == "Your code is 42"
 
 
 def _raw_get(srv, target):

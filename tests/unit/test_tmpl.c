@@ -318,6 +318,81 @@ test_load_not_found(void **state)
 	load_fails(f, "ghost", TMPL_EMAIL, "welcome", MSG_PERMFAIL);
 }
 
+/* The cache answers as tmpl_load, and shares while the file is the same. */
+static void
+test_cache(void **state)
+{
+	struct fixture		*f = *state;
+	struct tmpl_cache	*c;
+	struct tmpl		*a, *b;
+	enum msg_status		 st;
+	char			 err[256], id[32], path[1024];
+	size_t			 i;
+
+	assert_non_null(c = calloc(1, sizeof(*c)));
+	put(f, "acme", "email", "welcome.tmpl", email_text);
+	a = tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "welcome", &st,
+	    err, sizeof(err));
+	assert_non_null(a);
+	assert_int_equal(st, MSG_OK);
+	b = tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "welcome", &st,
+	    err, sizeof(err));
+	assert_ptr_equal(a, b);		/* a hit: the same template */
+	assert_int_equal(c->n, 1);
+	tmpl_free(b);
+	/* Changed on disk (its size and times): read again. */
+	put(f, "acme", "email", "welcome.tmpl",
+	    "Name: W\nSubject: New {{name}}\nFrom: a@b.example\n\nnew body\n");
+	b = tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "welcome", &st,
+	    err, sizeof(err));
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_string_equal(b->subject, "New {{name}}");
+	/* The old one lives on with its holder. */
+	assert_string_equal(a->subject, "Hello {{name}}");
+	tmpl_free(a);
+	tmpl_free(b);
+	/* Removed: not found, as tmpl_load says, and no longer kept. */
+	snprintf(path, sizeof(path), "%s/acme/email/welcome.tmpl", f->root);
+	assert_int_equal(unlink(path), 0);
+	assert_null(tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "welcome",
+	    &st, err, sizeof(err)));
+	assert_int_equal(st, MSG_PERMFAIL);
+	assert_int_equal(c->n, 0);
+	/* Invalid ids never reach a path; malformed is a tempfail. */
+	assert_null(tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "../x",
+	    &st, err, sizeof(err)));
+	assert_int_equal(st, MSG_PERMFAIL);
+	put(f, "acme", "email", "bad.tmpl", "no header line\n");
+	assert_null(tmpl_cache_load(c, f->root, "acme", TMPL_EMAIL, "bad",
+	    &st, err, sizeof(err)));
+	assert_int_equal(st, MSG_TEMPFAIL);
+	assert_int_equal(c->n, 0);
+	/* Bounded: past TMPL_CACHE_MAX the least recently used goes. */
+	for (i = 0; i < TMPL_CACHE_MAX + 5; i++) {
+		snprintf(id, sizeof(id), "t%zu.tmpl", i);
+		put(f, "acme", "ott", id, ott_text);
+		snprintf(id, sizeof(id), "t%zu", i);
+		a = tmpl_cache_load(c, f->root, "acme", TMPL_OTT, id, &st,
+		    err, sizeof(err));
+		assert_non_null(a);
+		tmpl_free(a);
+		/* t0 is used all along: it stays. */
+		a = tmpl_cache_load(c, f->root, "acme", TMPL_OTT, "t0", &st,
+		    err, sizeof(err));
+		assert_non_null(a);
+		tmpl_free(a);
+	}
+	assert_int_equal(c->n, TMPL_CACHE_MAX);
+	for (i = 0; i < c->n; i++)
+		assert_true(strstr(c->v[i].path, "/t1.tmpl") == NULL);
+	for (i = 0; i < c->n && strstr(c->v[i].path, "/t0.tmpl") == NULL; i++)
+		;
+	assert_true(i < c->n);
+	tmpl_cache_free(c);
+	free(c);
+}
+
 static void
 test_load_invalid_id_no_path_built(void **state)
 {
@@ -623,6 +698,7 @@ main(void)
 		T(test_load_created_from_file_mtime),
 		T(test_load_not_found),
 		T(test_load_invalid_id_no_path_built),
+		T(test_cache),
 		T(test_load_malformed_is_tempfail),
 		T(test_list_email_sorted),
 		T(test_list_email_mtime_created),
