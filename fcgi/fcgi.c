@@ -42,18 +42,6 @@ static const struct route prefixes[] = {
 	{ "/receipts/",			&ep_receipts },
 };
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 fcgi_path_decode(const char *uri, char *out, size_t outlen)
 {
@@ -72,8 +60,8 @@ fcgi_path_decode(const char *uri, char *out, size_t outlen)
 		}
 		if (i + 2 >= len)
 			return -1;
-		if ((hi = hexval((unsigned char)uri[i + 1])) == -1 ||
-		    (lo = hexval((unsigned char)uri[i + 2])) == -1)
+		if ((hi = util_hexval((unsigned char)uri[i + 1])) == -1 ||
+		    (lo = util_hexval((unsigned char)uri[i + 2])) == -1)
 			return -1;
 		c = hi * 16 + lo;
 		/*
@@ -121,21 +109,6 @@ fcgi_route(const char *uri, const char **path_info)
 	return NULL;
 }
 
-/*
- * The config cache: the file is read once and again only when a stat
- * shows another file or a change (size, mtime, ctime, inode).
- */
-static int
-same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	    a->st_size == b->st_size &&
-	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 static void
 file_free(struct fcgi_file *f)
 {
@@ -179,7 +152,7 @@ file_get(struct fcgi_file *f, const char *path)
 	if (stat(path, &st) == -1)
 		goto fail;
 	if (f->path != NULL && strcmp(f->path, path) == 0 &&
-	    same_file(&f->st, &st))
+	    util_same_file(&f->st, &st))
 		return 0;
 	file_free(f);
 	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1)
@@ -256,7 +229,7 @@ fcgi_cache_config(struct fcgi_cache *c, const char *path, char *err,
 		return NULL;
 	}
 	if (c->cfg != NULL && strcmp(c->path, path) == 0 &&
-	    same_file(&c->st, &st))
+	    util_same_file(&c->st, &st))
 		return c->cfg;
 	config_drop(c);
 	if ((cfg = config_load(path, err, errlen)) == NULL)

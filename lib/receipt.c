@@ -13,18 +13,7 @@
 
 #include "mime.h"
 #include "receipt.h"
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "util.h"
 
 /* Percent-decode s[0..len) ('+' a space) into a new string, or NULL. */
 static char *
@@ -44,8 +33,8 @@ unescape(const char *s, size_t len)
 				free(out);
 				return NULL;
 			}
-			if ((hi = hexval(s[i + 1])) == -1 ||
-			    (lo = hexval(s[i + 2])) == -1 ||
+			if ((hi = util_hexval(s[i + 1])) == -1 ||
+			    (lo = util_hexval(s[i + 2])) == -1 ||
 			    (hi == 0 && lo == 0)) {
 				free(out);
 				return NULL;

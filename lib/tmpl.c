@@ -285,18 +285,6 @@ tmpl_load(const char *root, const char *client, enum tmpl_kind kind,
 	return t;
 }
 
-/* Whether a file is still the one st described when it was read. */
-static int
-cache_fresh(const struct tmpl_cache_entry *e, const struct stat *st)
-{
-	return e->dev == st->st_dev && e->ino == st->st_ino &&
-	    e->size == st->st_size &&
-	    e->mtime.tv_sec == st->st_mtim.tv_sec &&
-	    e->mtime.tv_nsec == st->st_mtim.tv_nsec &&
-	    e->ctime.tv_sec == st->st_ctim.tv_sec &&
-	    e->ctime.tv_nsec == st->st_ctim.tv_nsec;
-}
-
 static void
 cache_drop(struct tmpl_cache_entry *e)
 {
@@ -350,7 +338,7 @@ tmpl_cache_load(struct tmpl_cache *c, const char *root, const char *client,
 		free(path);
 		return tmpl_load(root, client, kind, id, status, err, errlen);
 	}
-	if (e != NULL && cache_fresh(e, &st)) {
+	if (e != NULL && util_same_file(&e->st, &st)) {
 		free(path);
 		e->used = ++c->clock;
 		*status = MSG_OK;
@@ -376,11 +364,7 @@ tmpl_cache_load(struct tmpl_cache *c, const char *root, const char *client,
 		cache_drop(e);
 	e->path = path;
 	e->t = tmpl_ref(t);
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
-	e->size = st.st_size;
-	e->mtime = st.st_mtim;
-	e->ctime = st.st_ctim;
+	e->st = st;
 	e->used = ++c->clock;
 	return t;
 }

@@ -10,10 +10,9 @@
 #ifndef TMPL_H
 #define TMPL_H
 
-#include <sys/types.h>
+#include <sys/stat.h>
 
 #include <stddef.h>
-#include <time.h>
 #include <jansson.h>
 
 #include "msgspool.h"
@@ -73,10 +72,7 @@ struct tmpl	*tmpl_ref(struct tmpl *);
 struct tmpl_cache_entry {
 	char		*path;
 	struct tmpl	*t;
-	dev_t		 dev;
-	ino_t		 ino;
-	off_t		 size;
-	struct timespec	 mtime, ctime;
+	struct stat	 st;		/* of the file when it was read */
 	unsigned long	 used;
 };
 

@@ -80,3 +80,26 @@ util_fault(const char *where)
 	raise(SIGKILL);
 }
 #endif
+
+int
+util_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+util_same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}

@@ -4,6 +4,8 @@
 #ifndef UTIL_H
 #define UTIL_H
 
+#include <sys/stat.h>
+
 #include <stddef.h>
 
 /*
@@ -27,6 +29,16 @@ int	util_write_all(int fd, const void *buf, size_t len);
  * errno set.
  */
 int	util_open_regular(int dirfd, const char *name, int nofollow);
+
+/* The value of a hex digit (either case), or -1. */
+int	util_hexval(int c);
+
+/*
+ * Whether two stats are of the same file unchanged: device, inode,
+ * size, and modification and change times to the nanosecond.  The
+ * caches of a persistent process read a file again when not.
+ */
+int	util_same_file(const struct stat *, const struct stat *);
 
 /*
  * Fault points, in a test build only (-DMSGSPOOL_FAULTS; make check

@@ -212,33 +212,22 @@ struct field {
 	char	*value;
 };
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Decode the text of a Q word (RFC 2047 section 4.2); -1 when bad. */
 static int
 q_decode(const char *t, size_t len, struct buf *out)
 {
 	size_t	i;
+	int	hi, lo;
 
 	for (i = 0; i < len; i++) {
 		if (t[i] == '_')
 			buf_putc(out, ' ');
 		else if (t[i] != '=')
 			buf_putc(out, t[i]);
-		else if (i + 2 < len && hexval(t[i + 1]) >= 0 &&
-		    hexval(t[i + 2]) >= 0) {
-			buf_putc(out, (char)(hexval(t[i + 1]) << 4 |
-			    hexval(t[i + 2])));
+		else if (i + 2 < len &&
+		    (hi = util_hexval((unsigned char)t[i + 1])) >= 0 &&
+		    (lo = util_hexval((unsigned char)t[i + 2])) >= 0) {
+			buf_putc(out, (char)(hi << 4 | lo));
 			i += 2;
 		} else
 			return -1;

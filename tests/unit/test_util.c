@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -88,6 +90,48 @@ test_write_all_error(void **state)
 	assert_int_equal(errno, EBADF);
 }
 
+static void
+test_hexval(void **state)
+{
+	(void)state;
+	assert_int_equal(util_hexval('0'), 0);
+	assert_int_equal(util_hexval('9'), 9);
+	assert_int_equal(util_hexval('a'), 10);
+	assert_int_equal(util_hexval('F'), 15);
+	assert_int_equal(util_hexval('g'), -1);
+	assert_int_equal(util_hexval('%'), -1);
+	assert_int_equal(util_hexval(0), -1);
+	assert_int_equal(util_hexval(0xc3), -1);
+}
+
+static void
+test_same_file(void **state)
+{
+	char		 path[] = "/tmp/msgspool-test-util-XXXXXX";
+	struct stat	 a, b;
+	struct timespec	 ts[2];
+	int		 fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_true(util_same_file(&a, &b));
+	/* A write changes the size and times. */
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(fstat(fd, &b), 0);
+	assert_false(util_same_file(&a, &b));
+	/* The same size, another time. */
+	assert_int_equal(fstat(fd, &a), 0);
+	ts[0].tv_sec = ts[1].tv_sec = 1000000000;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	assert_int_equal(futimens(fd, ts), 0);
+	assert_int_equal(fstat(fd, &b), 0);
+	assert_false(util_same_file(&a, &b));
+	close(fd);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -96,6 +140,8 @@ main(void)
 		cmocka_unit_test(test_seterr_no_buffer),
 		cmocka_unit_test(test_write_all_through_a_pipe),
 		cmocka_unit_test(test_write_all_error),
+		cmocka_unit_test(test_hexval),
+		cmocka_unit_test(test_same_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
