@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RECIPIENT, assert_problem
+from conftest import RECIPIENT, assert_problem, fresh_window
 from openapi_check import check_reply
 
 SMS = "/sms/v1/deliver"
@@ -209,6 +209,7 @@ def test_concurrent_requests_with_one_key_queue_once(srv):
 
 def test_replay_does_not_count_against_the_rate(srv):
     srv.inst.write_conf("[client.acme]\nrate = 2/min\n")
+    fresh_window("2/min")
     path, body, _ = ROUTES["sms"]
     assert post(srv, path, body, "r1").status_code == 202
     for _ in range(3):

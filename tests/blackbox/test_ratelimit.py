@@ -10,12 +10,13 @@ import time
 
 import requests
 
-from conftest import RECIPIENT, assert_problem
+from conftest import RECIPIENT, assert_problem, fresh_window
 from openapi_check import check_reply
 
 
 def _limit(srv, rate, client="acme", extra=""):
     srv.inst.write_conf(f"{extra}[client.{client}]\nrate = {rate}\n")
+    fresh_window(rate)
 
 
 def _sms(srv, client="acme"):

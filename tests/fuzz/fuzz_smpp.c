@@ -145,7 +145,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st->bind_deadline = st->next_enquire = now_ms() + 60000;
 	n = 1 + (size_t)((data[0] >> 1) & 3) % 3;
 	kind = (data[0] >> 3) & 3;
-	/* Only a text in parts resumes: 3 GSM or 2 UCS-2 (partIds fit). */
+	/* Only a text in parts resumes: 3 GSM or 2 UCS-2. */
 	resumed = (data[0] & 0x20) && (kind == 1 || kind == 3);
 	if ((text = texts[kind]) == NULL) {
 		/* 3 parts of GSM, or 2 of UCS-2. */
@@ -163,9 +163,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jobs[i]->doc = json_pack("{s:s, s:{s:s, s:s}}", "id",
 		    "01M8000000000000000000000A", "message", "to",
 		    "+4915112345678", "body", text);
+		/* As msg_finish records it: an id or null for each part. */
 		if (resumed)
 			json_object_set_new(jobs[i]->doc, "providerReply",
-			    json_pack("{s:s, s:i, s:i, s:[s, n, n], s:i}",
+			    json_pack(kind == 1 ?
+			    "{s:s, s:i, s:i, s:[s, n, n], s:i}" :
+			    "{s:s, s:i, s:i, s:[s, n], s:i}",
 			    "provider", "smpp", "parts", kind == 1 ? 3 : 2,
 			    "ref", 7, "partIds", "EARLIER", "dataCoding",
 			    kind == 1 ? 0 : 8));

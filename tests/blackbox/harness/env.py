@@ -151,4 +151,18 @@ def id_time(msgid):
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
 
 
+def fresh_window(rate, need=10):
+    """Windows are fixed (msgspool.conf(5)): a count starts again at a
+    multiple of the window.  A test that counts across a few requests
+    waits for the next window when fewer than need seconds of this one
+    are left, so the count it sees is not reset halfway."""
+    unit = rate.rpartition("/")[2]
+    window = {"s": 1, "min": 60, "h": 3600}.get(unit)
+    if window is None or window == 1:
+        return
+    left = window - time.time() % window
+    if left < need:
+        time.sleep(left + 0.05)
+
+
 # ----------------------------------------------------------- instance
