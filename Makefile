@@ -169,7 +169,8 @@ $(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
 DAEMON_OBJS	 = $(O)spooler/msgspoold.o $(O)spooler/daemon_config.o \
-		   $(O)spooler/daemon_receipts.o $(O)spooler/daemon_record.o \
+		   $(O)spooler/daemon_chores.o $(O)spooler/daemon_receipts.o \
+		   $(O)spooler/daemon_record.o \
 		   $(O)spooler/claimkeep.o
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)

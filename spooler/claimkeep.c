@@ -46,7 +46,7 @@ struct keeper {
 	struct claimed	*ready, **ready_tail;
 	size_t		 nready;
 	int		 pipe[2];	/* a byte per claim made ready */
-	int		 started;	/* which threads run: 1, 2, 3 */
+	int		 started;	/* which threads run: 1 to 4 */
 	int		 cstop;		/* the claiming thread is to stop */
 
 	/* The recording thread: tasks in order, done ones back. */
@@ -55,6 +55,14 @@ struct keeper {
 	struct spool	*rspool;
 	struct task	*tasks, **tasks_tail, *done, **done_tail;
 	int		 rstop;
+
+	/* The housekeeping thread: one run at a time, collected once. */
+	pthread_t	 tidier;
+	pthread_cond_t	 tcv;
+	struct spool	*tspool;
+	struct task	*tidy;		/* given, running until tidied */
+	int		 tidied;	/* it ran to its end */
+	int		 tstop;
 
 	/* When each thread entered the call it is in (0: none). */
 	time_t		 beat_since, claim_since, rec_since;
@@ -359,6 +367,75 @@ keeper_recorded(struct keeper *k)
 	return arg;
 }
 
+/* The housekeeping thread: the run given, then a byte on the pipe. */
+static void *
+tidier_run(void *arg)
+{
+	struct keeper	*k = arg;
+	struct task	*t;
+
+	pthread_mutex_lock(&k->mu);
+	for (;;) {
+		if (k->tstop)
+			break;
+		if ((t = k->tidy) == NULL || k->tidied) {
+			pthread_cond_wait(&k->tcv, &k->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&k->mu);
+		t->fn(k->tspool, t->arg);
+		pthread_mutex_lock(&k->mu);
+		k->tidied = 1;
+		if (write(k->pipe[1], "t", 1) == -1 && errno != EAGAIN)
+			log_warn("claim keeper: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+int
+keeper_tidy(struct keeper *k, void (*fn)(struct spool *, void *), void *arg)
+{
+	struct task	*t;
+
+	pthread_mutex_lock(&k->mu);
+	if (k->tidy != NULL) {
+		pthread_mutex_unlock(&k->mu);
+		return 1;
+	}
+	pthread_mutex_unlock(&k->mu);
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -1;
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&k->mu);
+	k->tidy = t;
+	k->tidied = 0;
+	pthread_cond_signal(&k->tcv);
+	pthread_mutex_unlock(&k->mu);
+	return 0;
+}
+
+void *
+keeper_tidied(struct keeper *k)
+{
+	struct task	*t = NULL;
+	void		*arg = NULL;
+
+	pthread_mutex_lock(&k->mu);
+	if (k->tidy != NULL && k->tidied) {
+		t = k->tidy;
+		k->tidy = NULL;
+		k->tidied = 0;
+	}
+	pthread_mutex_unlock(&k->mu);
+	if (t != NULL) {
+		arg = t->arg;
+		free(t);
+	}
+	return arg;
+}
+
 int
 keeper_stuck(struct keeper *k, time_t now)
 {
@@ -390,9 +467,11 @@ keeper_new(const char *root, char *err, size_t errlen)
 	pthread_cond_init(&k->cv, NULL);
 	pthread_cond_init(&k->ccv, NULL);
 	pthread_cond_init(&k->rcv, NULL);
+	pthread_cond_init(&k->tcv, NULL);
 	if ((k->spool = spool_open(root, 0, err, errlen)) == NULL ||
 	    (k->cspool = spool_open(root, 0, err, errlen)) == NULL ||
-	    (k->rspool = spool_open(root, 0, err, errlen)) == NULL)
+	    (k->rspool = spool_open(root, 0, err, errlen)) == NULL ||
+	    (k->tspool = spool_open(root, 0, err, errlen)) == NULL)
 		goto fail;
 	if (pipe2(k->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
@@ -403,6 +482,7 @@ keeper_new(const char *root, char *err, size_t errlen)
 		spool_dirfd(k->spool, (enum spool_dir)i);
 		spool_dirfd(k->cspool, (enum spool_dir)i);
 		spool_dirfd(k->rspool, (enum spool_dir)i);
+		spool_dirfd(k->tspool, (enum spool_dir)i);
 	}
 	if ((errno = pthread_create(&k->thread, NULL, keeper_run, k)) != 0) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
@@ -421,6 +501,11 @@ keeper_new(const char *root, char *err, size_t errlen)
 		goto fail;
 	}
 	k->started = 3;
+	if ((errno = pthread_create(&k->tidier, NULL, tidier_run, k)) != 0) {
+		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
+		goto fail;
+	}
+	k->started = 4;
 	return k;
 fail:
 	keeper_free(k);
@@ -434,6 +519,13 @@ keeper_free(struct keeper *k)
 
 	if (k == NULL)
 		return;
+	/* Housekeeping under way ends; none not begun begins. */
+	pthread_mutex_lock(&k->mu);
+	k->tstop = 1;
+	pthread_cond_signal(&k->tcv);
+	pthread_mutex_unlock(&k->mu);
+	if (k->started >= 4)
+		pthread_join(k->tidier, NULL);
 	/* What is being recorded first: its claims are still kept. */
 	pthread_mutex_lock(&k->mu);
 	k->rstop = 1;
@@ -465,6 +557,8 @@ keeper_free(struct keeper *k)
 	spool_free(k->spool);
 	spool_free(k->cspool);
 	spool_free(k->rspool);
+	spool_free(k->tspool);
+	free(k->tidy);
 	if (k->pipe[0] != -1)
 		close(k->pipe[0]);
 	if (k->pipe[1] != -1)
@@ -473,6 +567,7 @@ keeper_free(struct keeper *k)
 	pthread_cond_destroy(&k->cv);
 	pthread_cond_destroy(&k->ccv);
 	pthread_cond_destroy(&k->rcv);
+	pthread_cond_destroy(&k->tcv);
 	free(k);
 }
 

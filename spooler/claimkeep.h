@@ -9,7 +9,8 @@
  * takes the claims (spool_claim: open, lock, rename, read) and returns
  * dead ones (spool_recover, every KEEP_RECOVER_EVERY seconds): the loop
  * asks for as many as it has room for and is woken when they are ready.
- * A third records outcomes (keeper_record).
+ * A third records outcomes (keeper_record), a fourth does the daemon's
+ * housekeeping of the spool (keeper_tidy).
  */
 #ifndef CLAIMKEEP_H
 #define CLAIMKEEP_H
@@ -97,6 +98,19 @@ int		 keeper_record(struct keeper *,
 
 /* The arg of the next record run to its end, or NULL. */
 void		*keeper_recorded(struct keeper *);
+
+/*
+ * Run fn(spool, arg) on the keeper's housekeeping thread, which has a
+ * spool handle of its own: 0; 1 when the run given before has not been
+ * collected yet (nothing runs); -1 out of memory.  Housekeeping is many
+ * short calls, any number of them, so it does not count towards
+ * keeper_stuck: the other threads see a server that is away.
+ */
+int		 keeper_tidy(struct keeper *,
+		    void (*fn)(struct spool *, void *), void *arg);
+
+/* The arg of the housekeeping run to its end, once; else NULL. */
+void		*keeper_tidied(struct keeper *);
 
 /*
  * Whether a thread of the keeper has been inside one call to the spool

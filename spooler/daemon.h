@@ -19,6 +19,7 @@ struct spool;
 struct webhooks;
 struct keeper;
 struct job;
+struct tidy;
 
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
@@ -70,6 +71,7 @@ struct daemon {
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
 	time_t		 next_receipts;
+	struct tidy	*tidying;	/* housekeeping the keeper runs */
 	struct job	**done;		/* finished, outcome not yet recorded */
 	size_t		 ndone, donecap;
 	size_t		 spool_errors;	/* claims or records the spool refused */
@@ -82,9 +84,22 @@ struct route	*route_get(struct daemon *, const char *section,
 		    const char *channel, char *err, size_t errlen);
 int		 load_config(struct daemon *);
 
-/* daemon_receipts.c */
+/* daemon_chores.c */
+void		 chores(struct daemon *, time_t now, int hold);
+void		 chores_end(struct daemon *);
+
+/*
+ * daemon_receipts.c.  Receipts are applied with a spool handle and the
+ * config, on the loop or on the keeper's housekeeping thread; events
+ * says an event was stored for the webhooks to send.
+ */
+struct receipts_run {
+	struct spool		*spool;
+	const struct config	*cfg;
+	int			 events;
+};
 int		 index_provider_id(struct spool *, const json_t *doc);
-int		 apply_receipt(void *arg, const char *rname);
+int		 apply_receipt(void *run, const char *rname);
 
 /* daemon_record.c */
 void		 flush_done(struct daemon *);

@@ -61,7 +61,7 @@ index_provider_id(struct spool *s, const json_t *doc)
  * stored (the receipt is kept).
  */
 static int
-record_receipt(struct daemon *d, json_t *doc, const char *name,
+record_receipt(struct receipts_run *d, json_t *doc, const char *name,
     const char *pmid, const char *status, time_t when, const json_t *error)
 {
 	const char	*before;
@@ -81,7 +81,7 @@ record_receipt(struct daemon *d, json_t *doc, const char *name,
 		    ev) != MSG_OK)
 			return 1;
 		if (ev[0] != '\0')
-			webhooks_poke(d->wh);
+			d->events = 1;
 	}
 	if (spool_store(d->spool, SPOOL_SENT, name, doc, SPOOL__MAX) !=
 	    MSG_OK) {
@@ -93,22 +93,22 @@ record_receipt(struct daemon *d, json_t *doc, const char *name,
 }
 
 /*
- * spool_area_scan callback: apply one receipt of receipts/ to its
- * message (msgspool-spool(5)).  A receipt whose message has no outcome
+ * spool_area_scan callback (arg a struct receipts_run): apply one
+ * receipt of receipts/ to its message (msgspool-spool(5)).  A receipt whose message has no outcome
  * yet waits for it, at most RECEIPT_KEEP; one for a message that is
  * not ours, or not sent, is dropped with a log line.
  */
 int
 apply_receipt(void *arg, const char *rname)
 {
-	struct daemon	*d = arg;
-	enum spool_dir	 dir;
-	const char	*msgid, *pmid, *prov, *status, *at, *recv;
-	json_t		*r, *doc;
-	char		 key[41], id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
-	char		 err[512];
-	time_t		 when, got, now = time(NULL);
-	int		 keep = 0;
+	struct receipts_run	*d = arg;
+	enum spool_dir		 dir;
+	const char		*msgid, *pmid, *prov, *status, *at, *recv;
+	json_t			*r, *doc;
+	char			 key[41], id[SPOOL_ID_LEN + 1];
+	char			 name[SPOOL_NAME_MAX], err[512];
+	time_t			 when, got, now = time(NULL);
+	int			 keep = 0;
 
 	if ((r = spool_area_load(d->spool, "receipts", rname, err,
 	    sizeof(err))) == NULL) {

@@ -27,12 +27,10 @@
 
 #include <curl/curl.h>
 
-#include "blob.h"
 #include "channel.h"
 #include "claimkeep.h"
 #include "config.h"
 #include "event.h"
-#include "idem.h"
 #include "log.h"
 #include "netfs.h"
 #include "policy.h"
@@ -349,77 +347,6 @@ reap(struct daemon *d)
 	}
 }
 
-/* Housekeeping that is due: deferred/, dead claims, old files. */
-static void
-chores(struct daemon *d, time_t now)
-{
-	time_t	next;
-	size_t	n;
-
-	/*
-	 * On a shared spool whose server does not answer a keeper's thread
-	 * (claimkeep.h), the loop leaves the spool alone: the transfers under
-	 * way go on.
-	 */
-	if (d->keeper != NULL && keeper_stuck(d->keeper, now)) {
-		if (!d->spool_away)
-			log_warn("spool: its server has not answered for %d s: "
-			    "claims, records and housekeeping wait, transfers "
-			    "under way go on", KEEP_STUCK);
-		d->spool_away = 1;
-		return;
-	}
-	if (d->spool_away) {
-		log_info("spool: its server answers again");
-		d->spool_away = 0;
-	}
-
-	if (now >= d->next_promote) {
-		if (spool_promote(d->spool, now, &next) > 0)
-			d->new_dirty = 1;
-		d->next_promote = next > 0 && next < now + PROMOTE_EVERY ?
-		    next : now + PROMOTE_EVERY;
-	}
-	if (now >= d->next_receipts) {
-		spool_area_scan(d->spool, "receipts", apply_receipt, d);
-		d->next_receipts = now + RECEIPT_EVERY;
-	}
-	webhooks_run(d->wh, now);
-	/* On a shared spool the keeper's thread does it (claimkeep.h). */
-	if (now >= d->next_recover) {
-		if (d->keeper == NULL && spool_recover(d->spool) > 0)
-			d->new_dirty = 1;
-		d->next_recover = now + (d->netfs ? NETFS_RECOVER_EVERY :
-		    RECOVER_EVERY);
-	}
-	if (now >= d->next_rescan) {
-		d->new_dirty = 1;
-		d->next_rescan = now + (d->netfs ? NETFS_RESCAN_EVERY :
-		    RESCAN_EVERY);
-	}
-	if (now >= d->next_prune) {
-		/* Never a request's held messages while its key lives. */
-		if ((n = spool_prune(d->spool, SPOOL_TMP, now - (TMP_MAX_AGE >
-		    d->idem_ttl + 3600 ? TMP_MAX_AGE : d->idem_ttl + 3600)) +
-		    spool_tmp_sweep(d->spool)))
-			log_info("removed %zu stale files from tmp/", n);
-		if ((n = idem_prune(d->spool, now - d->idem_ttl)))
-			log_info("removed %zu expired idempotency keys", n);
-		if ((n = spool_prune(d->spool, SPOOL_SENT,
-		    now - d->retention)))
-			log_info("pruned %zu sent messages", n);
-		/* After sent/: attachments of messages gone from every state
-		 * (blobs/ is made here at start when it is missing). */
-		if ((n = blob_prune(d->spool, now - TMP_MAX_AGE)))
-			log_info("removed %zu stored attachments of messages "
-			    "no longer spooled", n);
-		spool_upload_prune(d->spool, now - SPOOL_UPLOAD_TTL);
-		/* A provider's id outlives its message in sent/ no longer. */
-		spool_area_prune(d->spool, "index", now - d->retention);
-		d->next_prune = now + PRUNE_EVERY;
-	}
-}
-
 /*
  * Read what inotify saw: a file in new/ means a scan; one in deferred/ is
  * stat'ed, and the next promotion comes no later than it is due.
@@ -606,7 +533,8 @@ main(int argc, char *argv[], char *envp[])
 	    d.once ? ", once" : "");
 	d.new_dirty = 1;
 	for (;;) {
-		if (reloading && d.inflight == 0 && d.recording == 0) {
+		if (reloading && d.inflight == 0 && d.recording == 0 &&
+		    d.tidying == NULL) {
 			reloading = 0;
 			if (load_config(&d) == 0)
 				log_info("reloaded %s", d.config_path);
@@ -615,7 +543,7 @@ main(int argc, char *argv[], char *envp[])
 		now = time(NULL);
 		collect_recorded(&d);
 		if (!stopping) {
-			chores(&d, now);
+			chores(&d, now, reloading);
 			if (d.keeper != NULL) {
 				feed_claims(&d);
 				flush_done(&d);
@@ -650,6 +578,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(d.done);
 	keeper_free(d.keeper);
+	chores_end(&d);
 	log_info("stopped");
 	if (d.ino != -1)
 		close(d.ino);
