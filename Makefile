@@ -83,6 +83,8 @@ UNIT_TESTS	+= $(O)tests/unit/test_gsm
 SPOOLER_OBJS	+= $(O)spooler/message.o
 UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
+# The shared spool's claim keeper, on a spool of this host.
+UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
@@ -222,6 +224,14 @@ $(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/gsm.o \
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
 	    $(O)spooler/gsm.o $(CMOCKA_LIBS)
+
+$(O)tests/unit/test_claimkeep: tests/unit/test_claimkeep.c \
+    $(O)tests/unit/testutil.o $(O)spooler/claimkeep.o $(LIBA) lib/*.h \
+    spooler/claimkeep.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ispooler \
+	    $(LDFLAGS) -pthread -o $@ $< $(O)tests/unit/testutil.o \
+	    $(O)spooler/claimkeep.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # The email builder's test links it and GMime, as msgspoold does.
 $(O)tests/unit/test_message: tests/unit/test_message.c \

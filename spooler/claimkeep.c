@@ -43,6 +43,9 @@ struct keeper {
 	struct spool	*cspool;
 	size_t		 want;		/* claims asked for */
 	int		 dirty;		/* new/ may have changed */
+	keep_route_fn	 route;
+	char		 full[KEEP_FULL_MAX];	/* routes at their cap: names,
+					   each ended by a NUL, then "" */
 	struct claimed	*ready, **ready_tail;
 	size_t		 nready;
 	int		 pipe[2];	/* a byte per claim made ready */
@@ -155,15 +158,41 @@ rotate(char **v, size_t n, size_t r)
 	free(t);
 }
 
-/* Claim one name of new/ for the loop.  1 when it was claimed. */
+/* Whether name is one of the list full (names ended by NUL, then ""). */
 static int
-claim_one(struct keeper *k, const char *name)
+in_full(const char *full, const char *name)
+{
+	for (; *full != '\0'; full += strlen(full) + 1)
+		if (strcmp(full, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Claim one name of new/ for the loop, unless its route is one of full:
+ * 1 when it was claimed, 0 when not, -1 when its route is full.
+ */
+static int
+claim_one(struct keeper *k, const char *name, const char *full)
 {
 	struct claimed	*c;
 	json_t		*doc = NULL;
-	char		 err[512] = "";
+	const char	*route;
+	char		 err[512] = "", rbuf[64];
 	time_t		 t0 = time(NULL);
-	int		 fd;
+	int		 fd, at_cap;
+
+	/* Read first only when a route is full: one read a message then. */
+	if (full[0] != '\0' && k->route != NULL && (doc =
+	    spool_load(k->cspool, SPOOL_NEW, name, err, sizeof(err))) != NULL) {
+		route = k->route(doc, rbuf, sizeof(rbuf));
+		at_cap = route != NULL && in_full(full, route);
+		json_decref(doc);
+		doc = NULL;
+		if (at_cap)
+			return -1;
+	}
+	err[0] = '\0';
 
 	if ((fd = spool_claim(k->cspool, name, &doc, err, sizeof(err))) ==
 	    -1) {
@@ -228,10 +257,10 @@ claimer_run(void *arg)
 {
 	struct keeper	 *k = arg;
 	struct timespec	  ts;
-	char		**names = NULL;
+	char		**names = NULL, full[KEEP_FULL_MAX];
 	ssize_t		  n = 0, i = 0;
 	time_t		  now, listed = 0, next_recover = 0;
-	size_t		  back;
+	size_t		  back, skipped = 0;
 	int		  relist;
 
 	pthread_mutex_lock(&k->mu);
@@ -261,7 +290,7 @@ claimer_run(void *arg)
 			pthread_mutex_unlock(&k->mu);
 			spool_names_free(names, n > 0 ? (size_t)n : 0);
 			names = NULL;
-			i = 0;
+			i = skipped = 0;
 			if ((n = spool_list(k->cspool, SPOOL_NEW, &names)) ==
 			    -1) {
 				log_err("spool: new/: %s", strerror(errno));
@@ -280,8 +309,13 @@ claimer_run(void *arg)
 		}
 		while (i < n && k->want > 0 && !k->cstop) {
 			k->claim_since = time(NULL);
+			memcpy(full, k->full, sizeof(full));
 			pthread_mutex_unlock(&k->mu);
-			claim_one(k, names[i++]);
+			/* Bounded: a long queue of a full route is not read
+			 * through on every listing. */
+			if (claim_one(k, names[i++], full) == -1 &&
+			    ++skipped >= KEEP_SKIP_MAX)
+				i = n;
 			pthread_mutex_lock(&k->mu);
 			k->claim_since = 0;
 		}
@@ -421,7 +455,10 @@ keeper_tidied(struct keeper *k)
 {
 	struct task	*t = NULL;
 	void		*arg = NULL;
+	char		 buf[64];
 
+	while (read(k->pipe[0], buf, sizeof(buf)) > 0)
+		;
 	pthread_mutex_lock(&k->mu);
 	if (k->tidy != NULL && k->tidied) {
 		t = k->tidy;
@@ -450,7 +487,7 @@ keeper_stuck(struct keeper *k, time_t now)
 }
 
 struct keeper *
-keeper_new(const char *root, char *err, size_t errlen)
+keeper_new(const char *root, keep_route_fn route, char *err, size_t errlen)
 {
 	struct keeper	*k;
 	int		 i;
@@ -460,6 +497,7 @@ keeper_new(const char *root, char *err, size_t errlen)
 		return NULL;
 	}
 	k->pipe[0] = k->pipe[1] = -1;
+	k->route = route;
 	k->ready_tail = &k->ready;
 	k->tasks_tail = &k->tasks;
 	k->done_tail = &k->done;
@@ -572,9 +610,21 @@ keeper_free(struct keeper *k)
 }
 
 void
-keeper_want(struct keeper *k, size_t room, int dirty)
+keeper_want(struct keeper *k, size_t room, int dirty,
+    const char *const *full, size_t nfull)
 {
+	char	buf[KEEP_FULL_MAX];
+	size_t	i, off = 0, l;
+
+	for (i = 0; i < nfull; i++) {
+		if ((l = strlen(full[i]) + 1) >= sizeof(buf) - off)
+			break;
+		memcpy(buf + off, full[i], l);
+		off += l;
+	}
+	buf[off] = '\0';
 	pthread_mutex_lock(&k->mu);
+	memcpy(k->full, buf, off + 1);
 	k->want = room > k->nready ? room - k->nready : 0;
 	if (dirty)
 		k->dirty = 1;

@@ -33,11 +33,24 @@ enum keep_state {
 struct keeper;
 struct kept;
 
+#define KEEP_FULL_MAX	1024	/* bytes of the names of full routes */
+#define KEEP_SKIP_MAX	256	/* messages of full routes passed over in
+				   one listing of new/, at most */
+
 /*
- * A keeper over the spool at root (opened again: the thread has its own
- * handle).  NULL with the reason in err.
+ * The route a message goes by: its name into buf, NULL when it has none
+ * (msgspoold's route_section).  Called on the claiming thread.
  */
-struct keeper	*keeper_new(const char *root, char *err, size_t errlen);
+typedef const char *(*keep_route_fn)(const json_t *doc, char *buf,
+		    size_t len);
+
+/*
+ * A keeper over the spool at root (opened again: each thread has its
+ * own handle), route naming a message's route for the cap of
+ * keeper_want.  NULL with the reason in err.
+ */
+struct keeper	*keeper_new(const char *root, keep_route_fn route, char *err,
+		    size_t errlen);
 
 /* Stop the thread and end every claim still kept.  NULL is fine. */
 void		 keeper_free(struct keeper *);
@@ -73,9 +86,13 @@ struct claimed {
 
 /*
  * Ask for claims: room for this many messages (those claimed and not
- * taken yet count against it); dirty when new/ may have changed.
+ * taken yet count against it); dirty when new/ may have changed; full,
+ * the nfull routes at their cap (msgspoold(8), concurrency), whose
+ * messages are read before they are claimed and left in new/ (at most
+ * KEEP_SKIP_MAX a listing; names past KEEP_FULL_MAX bytes are not kept).
  */
-void		 keeper_want(struct keeper *, size_t room, int dirty);
+void		 keeper_want(struct keeper *, size_t room, int dirty,
+		    const char *const *full, size_t nfull);
 
 /*
  * The next claimed message, or NULL.  Free it with free() once its doc
@@ -83,7 +100,11 @@ void		 keeper_want(struct keeper *, size_t room, int dirty);
  */
 struct claimed	*keeper_take(struct keeper *);
 
-/* A descriptor readable when claims or records are ready (for poll). */
+/*
+ * A descriptor readable when claims, records or housekeeping are ready
+ * (for poll).  keeper_take, keeper_recorded and keeper_tidied each
+ * empty it: when it was readable, call all three.
+ */
 int		 keeper_fd(struct keeper *);
 
 struct spool;

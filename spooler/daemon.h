@@ -33,6 +33,7 @@ struct tidy;
 #define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
 #define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
 #define WAIT_SESSIONS_MAX	16	/* sockets of sessions (smpp) waited on */
+#define FULL_ROUTES_MAX	32	/* routes at their cap told the keeper */
 /* Webhook transfers at most, beside "concurrency" messages. */
 #define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
 
@@ -83,6 +84,11 @@ void		 routes_free(struct daemon *);
 struct route	*route_get(struct daemon *, const char *section,
 		    const char *channel, char *err, size_t errlen);
 int		 load_config(struct daemon *);
+/*
+ * The route a message goes by: its channel's config section, or the
+ * test keys' route; into buf, NULL when the message names no channel.
+ */
+const char	*route_section(const json_t *doc, char *buf, size_t len);
 
 /* daemon_chores.c */
 void		 chores(struct daemon *, time_t now, int hold);

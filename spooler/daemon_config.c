@@ -21,6 +21,7 @@
 #include "event.h"
 #include "idem.h"
 #include "log.h"
+#include "msgdoc.h"
 #include "netfs.h"
 #include "policy.h"
 #include "provider.h"
@@ -43,6 +44,16 @@ routes_free(struct daemon *d)
 	free(d->routes);
 	d->routes = NULL;
 	d->nroutes = 0;
+}
+
+const char *
+route_section(const json_t *doc, char *buf, size_t len)
+{
+	if (msgdoc_is_test(doc) && msgdoc_channel(doc) != NULL) {
+		snprintf(buf, len, "%s", PROVIDER_TEST_SECTION);
+		return buf;
+	}
+	return channel_section(doc, buf, len);
 }
 
 /*

@@ -10,8 +10,8 @@
  * failed/ with the reason for what never will.  Transfers run on one
  * curl multi handle, at most "concurrency" at once; once more than one
  * channel is in use, none may take more than three quarters of them, so
- * a slow one cannot starve the others.  inotify on new/ wakes it when a message is queued; deferred
- * files are due at their mtime.  Webhook events to clients (webhook.c)
+ * a slow one cannot starve the others.  inotify on new/ wakes it when a
+ * message is queued; deferred files are due at their mtime.  Webhook events to clients (webhook.c)
  * go out on the same multi handle, in a share of their own.
  */
 #include <errno.h>
@@ -125,13 +125,12 @@ route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen,
 	struct route	*r;
 
 	*status = MSG_PERMFAIL;
-	if (msgdoc_is_test(doc) && msgdoc_channel(doc) != NULL)
-		return route_get(d, PROVIDER_TEST_SECTION,
-		    msgdoc_channel(doc), err, errlen);
-	if (channel_section(doc, section, sizeof(section)) == NULL) {
+	if (route_section(doc, section, sizeof(section)) == NULL) {
 		snprintf(err, errlen, "no channel to route by");
 		return NULL;
 	}
+	if (strcmp(section, PROVIDER_TEST_SECTION) == 0)
+		return route_get(d, section, msgdoc_channel(doc), err, errlen);
 	if ((r = route_get(d, section, json_string_value(json_object_get(doc,
 	    "channel")), err, errlen)) == NULL)
 		*status = MSG_TEMPFAIL;
@@ -268,7 +267,8 @@ feed_claims(struct daemon *d)
 {
 	struct claimed	*c;
 	struct job	*job;
-	size_t		 room;
+	const char	*full[FULL_ROUTES_MAX];
+	size_t		 room, cap, i, nfull = 0;
 
 	collect_recorded(d);
 	for (;;) {
@@ -299,7 +299,12 @@ feed_claims(struct daemon *d)
 	room = stopping || reloading || d->inflight + d->ndone +
 	    d->recording >= d->concurrency ? 0 : d->concurrency -
 	    d->inflight - d->ndone - d->recording;
-	keeper_want(d->keeper, room, d->new_dirty);
+	/* As admit: with more than one route in use, none over its cap. */
+	cap = d->nroutes > 1 ? d->route_cap : d->concurrency;
+	for (i = 0; i < d->nroutes && nfull < FULL_ROUTES_MAX; i++)
+		if (d->routes[i]->inflight >= cap)
+			full[nfull++] = d->routes[i]->section;
+	keeper_want(d->keeper, room, d->new_dirty, full, nfull);
 	d->new_dirty = 0;
 }
 
@@ -504,7 +509,7 @@ main(int argc, char *argv[], char *envp[])
 	d.netfs = mnt.network;
 	/* --once claims in its loop: it ends when one pass finds nothing. */
 	if (d.netfs && !d.once && (d.keeper = keeper_new(spool_root(d.spool),
-	    path, sizeof(path))) == NULL)
+	    route_section, path, sizeof(path))) == NULL)
 		ch = -1;
 	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {
