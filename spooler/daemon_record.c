@@ -40,14 +40,18 @@ outcome(struct daemon *d, struct job *job)
 {
 	enum msg_status	 st;
 	const char	*gave_up;
-	time_t		 now = time(NULL), next = 0;
+	struct timespec	 ts;
+	time_t		 now, next = 0;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec;
 	st = policy_max_age(job->status, now, msgdoc_age_from(job->doc),
 	    d->max_age, &gave_up);
 	/* The provider's Retry-After, when it gave one, wins. */
 	if (st == MSG_TEMPFAIL)
-		next = now + (job->retry_after > 0 ? job->retry_after :
-		    policy_backoff(msgdoc_attempts(job->doc) + 2, policy_jitter()));
+		next = policy_not_before(&ts, job->retry_after > 0 ?
+		    job->retry_after : policy_backoff(msgdoc_attempts(job->doc) +
+		    2, policy_jitter()));
 	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
 	    gave_up);
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?

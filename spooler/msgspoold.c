@@ -550,7 +550,10 @@ main(int argc, char *argv[], char *envp[])
 		if (!stopping) {
 			chores(&d, now, reloading);
 			if (d.keeper != NULL) {
-				feed_claims(&d);
+				/* A send starts with reads of the spool
+				 * (attachments): none while it is away. */
+				if (!d.spool_away)
+					feed_claims(&d);
 				flush_done(&d);
 			} else if (d.new_dirty && d.inflight < d.concurrency &&
 			    !reloading) {

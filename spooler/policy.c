@@ -39,6 +39,12 @@ policy_retry_after(long long seconds)
 	    (long)seconds;
 }
 
+time_t
+policy_not_before(const struct timespec *now, long seconds)
+{
+	return now->tv_sec + seconds + (now->tv_nsec > 0);
+}
+
 enum msg_status
 policy_max_age(enum msg_status st, time_t now, time_t age_from,
     long max_age, const char **gave_up)

@@ -39,6 +39,14 @@ unsigned	 policy_jitter(void);
 long		 policy_retry_after(long long seconds);
 
 /*
+ * When a wait of seconds from the moment (now, to the nanosecond) ends,
+ * as the whole second a due time is kept in: rounded up, so that one
+ * due at that second (promoted when the clock's second reaches it) is
+ * never early: a Retry-After of 3 is 3 seconds or more.
+ */
+time_t		 policy_not_before(const struct timespec *now, long seconds);
+
+/*
  * The status an attempt's status becomes at now for a message whose
  * max-age (seconds) counts from age_from: a temporary failure past it
  * is permanent.  *gave_up is set to why it gave up, else NULL.

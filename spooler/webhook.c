@@ -147,16 +147,17 @@ static void
 retry(struct webhooks *w, const char *name, json_t *ev, const char *why,
     long retry_after)
 {
-	long	delay;
-	time_t	now = time(NULL);
+	struct timespec	now;
+	long		delay;
 
+	clock_gettime(CLOCK_REALTIME, &now);
 	delay = policy_webhook_delay((long)event_attempts(ev) + 1, policy_jitter(),
 	    retry_after, w->schedule, w->nschedule);
 	if (delay == -1) {
 		give_up(w, name, ev, why);
 		return;
 	}
-	event_failed(ev, why, now + delay);
+	event_failed(ev, why, policy_not_before(&now, delay));
 	if (spool_area_store(w->spool, EVENT_AREA, (const json_t **)&ev, 1)
 	    != MSG_OK)
 		log_err("webhook %s: cannot record its try: %s",

@@ -176,6 +176,20 @@ test_webhook_delay(void **state)
 	assert_int_equal(policy_webhook_delay(1, 0, 0, s, 1), 1);
 }
 
+/* A due second is never early: the wait is rounded up to a whole one. */
+static void
+test_not_before(void **state)
+{
+	struct timespec	at = { 1000, 0 };
+
+	(void)state;
+	assert_int_equal(policy_not_before(&at, 3), 1003);
+	at.tv_nsec = 1;
+	assert_int_equal(policy_not_before(&at, 3), 1004);
+	at.tv_nsec = 999999999;
+	assert_int_equal(policy_not_before(&at, 0), 1001);
+}
+
 int
 main(void)
 {
@@ -183,6 +197,7 @@ main(void)
 		cmocka_unit_test(test_http_classes),
 		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_retry_after),
+		cmocka_unit_test(test_not_before),
 		cmocka_unit_test(test_max_age),
 		cmocka_unit_test(test_webhook_schedule),
 		cmocka_unit_test(test_webhook_http),
