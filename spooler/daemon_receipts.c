@@ -94,9 +94,10 @@ record_receipt(struct receipts_run *d, json_t *doc, const char *name,
 
 /*
  * spool_area_scan callback (arg a struct receipts_run): apply one
- * receipt of receipts/ to its message (msgspool-spool(5)).  A receipt whose message has no outcome
- * yet waits for it, at most RECEIPT_KEEP; one for a message that is
- * not ours, or not sent, is dropped with a log line.
+ * receipt of receipts/ to its message (msgspool-spool(5)).  A receipt
+ * whose message has no outcome yet waits for it, at most RECEIPT_KEEP;
+ * one for a message that is not ours, or not sent, is dropped with a
+ * log line.
  */
 int
 apply_receipt(void *arg, const char *rname)

@@ -11,8 +11,11 @@
  * curl multi handle, at most "concurrency" at once; once more than one
  * channel is in use, none may take more than three quarters of them, so
  * a slow one cannot starve the others.  inotify on new/ wakes it when a
- * message is queued; deferred files are due at their mtime.  Webhook events to clients (webhook.c)
- * go out on the same multi handle, in a share of their own.
+ * message is queued; deferred files are due at their mtime.  Webhook
+ * events to clients (webhook.c) go out on the same multi handle, in a
+ * share of their own.  Housekeeping is daemon_chores.c's; on a spool
+ * shared by several hosts, claims, records and housekeeping run in the
+ * claim keeper's threads (claimkeep.h).
  */
 #include <errno.h>
 #include <getopt.h>
