@@ -35,6 +35,7 @@ struct webhooks {
 	size_t			 nschedule;
 	int			 once;
 	int			 dirty;		/* scan at the next run */
+	int			 any;		/* a client has a webhook-url */
 	time_t			 next_scan;
 	struct hook		**hooks;	/* in flight */
 	size_t			 nhooks;
@@ -93,9 +94,15 @@ webhooks_configure(struct webhooks *w, const struct config *cfg,
     struct spool *spool, size_t cap)
 {
 	struct hook	**v;
-	size_t		  room;
+	const char	 *sec;
+	size_t		  room, i;
 
 	w->cfg = cfg;
+	w->any = 0;
+	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++)
+		if (strncmp(sec, "client.", 7) == 0 &&
+		    config_get(cfg, sec, "webhook-url") != NULL)
+			w->any = 1;
 	w->spool = spool;
 	room = cap > w->nhooks ? cap : w->nhooks;
 	if (room < 1)
@@ -289,7 +296,12 @@ webhooks_run(struct webhooks *w, time_t now)
 {
 	if (w->cfg == NULL || w->spool == NULL || w->nhooks >= w->cap)
 		return;
-	if (!w->dirty && (w->once || now < w->next_scan))
+	/*
+	 * With no client's webhook-url, no event is made: events/ is read
+	 * once a config (what earlier configs left is given up), not every
+	 * SCAN_EVERY; on a shared spool that is a read less in the loop.
+	 */
+	if (!w->dirty && (w->once || now < w->next_scan || !w->any))
 		return;
 	w->dirty = 0;
 	w->next_scan = now + SCAN_EVERY;

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import shutil
+import signal
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -302,6 +303,34 @@ def test_exhausted_tries_are_kept_then_resent_all(hooks, receiver, daemons,
     assert cp.returncode == 0 and "2 events resent" in cp.out, cp.out
     _once_until(daemons, srv, receiver, 6)
     assert _area(srv, "events") == [] and _area(srv, "events-failed") == []
+
+
+def test_without_webhook_urls_events_are_read_once_a_config(
+        hooks, receiver, daemons, monkeypatch):
+    """With no client's webhook-url, msgspoold(8) reads events/ at start
+    and at SIGHUP only (giving up what is there), not every second."""
+    srv = hooks
+    monkeypatch.setenv("MSGSPOOL_WEBHOOK_SCHEDULE", "1")
+    srv.inst.write_conf(_client_conf(receiver.url))
+    receiver.plan = [500] * 2
+    d = daemons.start(srv.inst.conf)
+    _send(srv)
+    wait_until(lambda: len(_area(srv, "events-failed")) == 1, 20,
+               what="the event given up")
+    assert d.stop() == 0
+    srv.inst.write_conf("")
+    d = daemons.start(srv.inst.conf)
+    time.sleep(1.5)                             # its scan at start is done
+    cp = srv.inst.cli("events", "resend", "--all")
+    assert cp.returncode == 0 and "1 event resent" in cp.out, cp.out
+    time.sleep(3)
+    assert len(_area(srv, "events")) == 1, "events/ read with no webhook-url"
+    d.signal(signal.SIGHUP)
+    wait_until(lambda: len(_area(srv, "events-failed")) == 1, 20,
+               what="the event given up after the reload")
+    assert _area(srv, "events") == []
+    assert len(receiver.deliveries()) == 2
+    assert d.stop() == 0
 
 
 @pytest.mark.parametrize("dead", ["sleep", "refused"])
