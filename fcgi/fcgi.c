@@ -135,6 +135,9 @@ fcgi_cache_free(struct fcgi_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A keys file of more than this is refused (EFBIG): about 500,000 keys. */
+#define FCGI_FILE_MAX	((size_t)64 * 1024 * 1024)
+
 /*
  * The text of the regular file at path in f, read again unless a stat
  * finds it unchanged.  0, or -1 with errno set (EINVAL: not a regular
@@ -144,9 +147,8 @@ static int
 file_get(struct fcgi_file *f, const char *path)
 {
 	struct stat	 st;
-	char		*text = NULL, *p;
-	size_t		 len = 0, cap;
-	ssize_t		 n;
+	char		*text;
+	size_t		 len;
 	int		 fd, e;
 
 	if (stat(path, &st) == -1)
@@ -157,27 +159,12 @@ file_get(struct fcgi_file *f, const char *path)
 	file_free(f);
 	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1)
 		goto fail;
-	if (fstat(fd, &st) == -1)
-		goto fail_fd;
-	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-	if ((text = malloc(cap)) == NULL)
-		goto fail_fd;
-	/* To its end, whatever the size said: it may have grown. */
-	for (;;) {
-		if (len == cap) {
-			if ((p = realloc(text, cap * 2)) == NULL)
-				goto fail_fd;
-			text = p;
-			cap *= 2;
-		}
-		if ((n = read(fd, text + len, cap - len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail_fd;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	if (fstat(fd, &st) == -1 ||
+	    util_read_all(fd, FCGI_FILE_MAX, &text, &len) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		goto fail;
 	}
 	close(fd);
 	if ((f->path = strdup(path)) == NULL) {
@@ -189,11 +176,6 @@ file_get(struct fcgi_file *f, const char *path)
 	f->len = len;
 	f->st = st;
 	return 0;
-fail_fd:
-	e = errno;
-	close(fd);
-	free(text);
-	errno = e;
 fail:
 	file_free(f);
 	return -1;

@@ -35,6 +35,7 @@ struct config {
 
 /* Largest config file we accept; it is hand-written text. */
 #define CONFIG_MAX	(1024 * 1024)
+#define SECRET_MAX	65536	/* a secret file read by config_secret */
 
 const char *
 config_default_path(char *const *envp)
@@ -208,10 +209,8 @@ struct config *
 config_load(const char *path, char *err, size_t errlen)
 {
 	struct config	*c;
-	struct stat	 st;
 	char		*buf;
-	ssize_t		 n;
-	size_t		 len = 0;
+	size_t		 len;
 	int		 fd;
 
 	/* A FIFO or device named here never blocks the reader. */
@@ -220,30 +219,11 @@ config_load(const char *path, char *err, size_t errlen)
 		    "not a regular file" : strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > CONFIG_MAX) {
-		util_seterr(err, errlen, "%s: not a regular file of at most 1 MiB",
-		    path);
+	if (util_read_all(fd, CONFIG_MAX, &buf, &len) == -1) {
+		util_seterr(err, errlen, "%s: %s", path, errno == EFBIG ?
+		    "not a regular file of at most 1 MiB" : strerror(errno));
 		close(fd);
 		return NULL;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		util_seterr(err, errlen, "%s: out of memory", path);
-		return NULL;
-	}
-	while (len < (size_t)st.st_size) {
-		n = read(fd, buf + len, (size_t)st.st_size - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			util_seterr(err, errlen, "%s: read: %s", path,
-			    n == 0 ? "short file" : strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		len += (size_t)n;
 	}
 	close(fd);
 	c = config_parse(path, buf, len, err, errlen);
@@ -316,9 +296,7 @@ config_secret(const struct config *c, const char *section, const char *key,
 {
 	char		 fkey[256], *path, *buf;
 	const char	*v;
-	struct stat	 st;
-	size_t		 len = 0;
-	ssize_t		 n;
+	size_t		 len;
 	int		 fd;
 
 	if ((v = config_get(c, section, key)) != NULL)
@@ -330,26 +308,15 @@ config_secret(const struct config *c, const char *section, const char *key,
 		return NULL;
 	}
 	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1 ||
-	    fstat(fd, &st) == -1 || st.st_size > 65536) {
+	    util_read_all(fd, SECRET_MAX, &buf, &len) == -1) {
 		util_seterr(err, errlen, "%s: %s", path,
-		    fd != -1 ? "too large for a secret" : errno == EINVAL ?
-		    "not a regular file" : strerror(errno));
+		    errno == EFBIG ? "too large for a secret" :
+		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		if (fd != -1)
 			close(fd);
 		free(path);
 		return NULL;
 	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
-		goto fail;
-	while (len < (size_t)st.st_size) {
-		n = read(fd, buf + len, (size_t)st.st_size - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
 	if (len > 0 && buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	if (len > 0 && buf[len - 1] == '\r')
@@ -357,11 +324,6 @@ config_secret(const struct config *c, const char *section, const char *key,
 	close(fd);
 	free(path);
 	return buf;
-fail:
-	util_seterr(err, errlen, "%s: out of memory", path);
-	close(fd);
-	free(path);
-	return NULL;
 }
 
 int

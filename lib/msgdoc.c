@@ -492,47 +492,20 @@ msgdoc_upload_check(const json_t *doc, const char *id, time_t notbefore)
 json_t *
 msgdoc_loadfd(int fd, size_t flags, json_error_t *je)
 {
-	struct stat	 st;
-	json_t		*doc;
-	char		*buf, *nb;
-	size_t		 cap = 4096, len = 0;
-	ssize_t		 n;
+	json_t	*doc;
+	char	*buf;
+	size_t	 len;
 
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    (size_t)st.st_size < MSGDOC_READ_MAX)
-		cap = (size_t)st.st_size + 1;
-	if ((buf = malloc(cap)) == NULL)
-		goto fail;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= MSGDOC_READ_MAX) {
-				errno = EFBIG;
-				goto fail;
-			}
-			if ((nb = realloc(buf, cap * 2)) == NULL)
-				goto fail;
-			buf = nb;
-			cap *= 2;
+	if (util_read_all(fd, MSGDOC_READ_MAX, &buf, &len) == -1) {
+		if (je != NULL) {
+			memset(je, 0, sizeof(*je));
+			je->line = -1;
+			snprintf(je->text, sizeof(je->text),
+			    "cannot be read: %s", strerror(errno));
 		}
-		if ((n = read(fd, buf + len, cap - len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+		return NULL;
 	}
 	doc = json_loadb(buf, len, flags, je);
 	free(buf);
 	return doc;
-fail:
-	if (je != NULL) {
-		memset(je, 0, sizeof(*je));
-		je->line = -1;
-		snprintf(je->text, sizeof(je->text), "cannot be read: %s",
-		    strerror(errno));
-	}
-	free(buf);
-	return NULL;
 }

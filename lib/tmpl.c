@@ -197,34 +197,13 @@ fail:
 	return NULL;
 }
 
-/* Read a whole file of at most TMPL_FILE_MAX bytes; 0, or -1 (errno). */
+/* Stat and read a whole file of at most TMPL_FILE_MAX bytes; 0, or -1 (errno). */
 static int
 slurp(int fd, char **out, size_t *outlen, struct stat *st)
 {
-	char	*buf;
-	size_t	 len = 0;
-	ssize_t	 n;
-
 	if (fstat(fd, st) == -1)
 		return -1;
-	if (!S_ISREG(st->st_mode) || st->st_size > TMPL_FILE_MAX) {
-		errno = EFBIG;
-		return -1;
-	}
-	if ((buf = malloc((size_t)st->st_size + 1)) == NULL)
-		return -1;
-	while (len < (size_t)st->st_size) {
-		n = read(fd, buf + len, (size_t)st->st_size - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	return 0;
+	return util_read_all(fd, TMPL_FILE_MAX, out, outlen);
 }
 
 struct tmpl *

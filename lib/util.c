@@ -1,5 +1,5 @@
 /*
- * util.c: reasons into buffers, whole writes, safe opens.
+ * util.c: reasons into buffers, whole writes and reads, safe opens.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +65,56 @@ util_open_regular(int dirfd, const char *name, int nofollow)
 	if ((flags = fcntl(fd, F_GETFL)) != -1)
 		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
+}
+
+int
+util_read_all(int fd, size_t max, char **out, size_t *outlen)
+{
+	struct stat	 st;
+	char		*buf, *nb;
+	size_t		 cap = 4096, len = 0;
+	size_t		 ncap;
+	ssize_t		 n;
+
+	/* One read of the size fstat gives, and one more that sees the end. */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (size_t)st.st_size < max)
+		cap = (size_t)st.st_size + 1;
+	if (cap > max + 1)
+		cap = max + 1;
+	if ((buf = malloc(cap)) == NULL)
+		return -1;
+	for (;;) {
+		if (len == cap) {
+			if (cap > max) {
+				free(buf);
+				errno = EFBIG;
+				return -1;
+			}
+			ncap = cap > max / 2 ? max + 1 : cap * 2;
+			if ((nb = realloc(buf, ncap)) == NULL)
+				goto fail;
+			buf = nb;
+			cap = ncap;
+		}
+		if ((n = read(fd, buf + len, cap - len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';	/* the loop ends with len < cap */
+	*out = buf;
+	*outlen = len;
+	return 0;
+fail:
+	n = errno;
+	free(buf);
+	errno = (int)n;
+	return -1;
 }
 
 #ifdef MSGSPOOL_FAULTS

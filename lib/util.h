@@ -30,6 +30,14 @@ int	util_write_all(int fd, const void *buf, size_t len);
  */
 int	util_open_regular(int dirfd, const char *name, int nofollow);
 
+/*
+ * Read fd to its end (whatever its size said: a file may grow while it
+ * is read) into a new NUL-terminated buffer of at most max bytes, the
+ * caller's to free.  0 with *out and *len set, or -1 with errno set
+ * (EFBIG past max) and nothing to free.
+ */
+int	util_read_all(int fd, size_t max, char **out, size_t *len);
+
 /* The value of a hex digit (either case), or -1. */
 int	util_hexval(int c);
 

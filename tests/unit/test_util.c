@@ -132,6 +132,53 @@ test_same_file(void **state)
 	unlink(path);
 }
 
+static void
+test_read_all(void **state)
+{
+	char	 path[] = "/tmp/msgspool-test-util-XXXXXX";
+	char	*big, *out;
+	size_t	 len, i;
+	int	 fd, p[2];
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	/* Empty: an empty string. */
+	assert_int_equal(util_read_all(fd, 10, &out, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(out, "");
+	free(out);
+	/* Larger than the first guess, NULs kept, terminated. */
+	assert_non_null(big = malloc(10000));
+	for (i = 0; i < 10000; i++)
+		big[i] = (char)(i % 7);
+	assert_int_equal(util_write_all(fd, big, 10000), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(util_read_all(fd, 10000, &out, &len), 0);
+	assert_int_equal(len, 10000);
+	assert_memory_equal(out, big, 10000);
+	assert_int_equal(out[10000], '\0');
+	free(out);
+	/* One byte over the limit: EFBIG, nothing to free. */
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(util_read_all(fd, 9999, &out, &len), -1);
+	assert_int_equal(errno, EFBIG);
+	close(fd);
+	unlink(path);
+	free(big);
+	/* A pipe has no size: read to its end. */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(util_write_all(p[1], "abc", 3), 0);
+	close(p[1]);
+	assert_int_equal(util_read_all(p[0], 100, &out, &len), 0);
+	assert_int_equal(len, 3);
+	assert_string_equal(out, "abc");
+	free(out);
+	close(p[0]);
+	/* A bad descriptor: its errno. */
+	assert_int_equal(util_read_all(-1, 100, &out, &len), -1);
+	assert_int_equal(errno, EBADF);
+}
+
 int
 main(void)
 {
@@ -142,6 +189,7 @@ main(void)
 		cmocka_unit_test(test_write_all_error),
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_same_file),
+		cmocka_unit_test(test_read_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
