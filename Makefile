@@ -60,12 +60,16 @@ CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments messages receipts
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
+# The smpp provider: its entry points, then its session, messages,
+# receipts and PDUs (spooler/smpp.h), on libsmpp34.
+SMPP_MODS	 = provider_smpp smpp_session smpp_submit smpp_receipt smpp_pdu
+SMPP_OBJS	 = $(SMPP_MODS:%=$(O)spooler/%.o)
 SPOOLER_OBJS	 = $(O)spooler/policy.o \
 		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
 		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
 		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
 		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o \
-		   $(O)spooler/gsm.o $(O)spooler/provider_smpp.o
+		   $(O)spooler/gsm.o $(SMPP_OBJS)
 DAEMON		 = $(O)spooler/msgspoold
 # msgspool-fcgi: the programs' endpoints compiled in (-DMSGSPOOL_FCGI),
 # linked dynamically with libfcgi; the CGI programs never link it.
@@ -153,7 +157,7 @@ $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
-$(O)spooler/provider_smpp.o: spooler/provider_smpp.c spooler/*.h lib/*.h
+$(SMPP_OBJS): $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -c -o $@ $<
 

@@ -90,12 +90,15 @@ $(FUZZ_GMIME:%=$(FUZZ_O)fuzz-%): $(FUZZ_O)fuzz-%: tests/fuzz/fuzz_%.c \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(GMIME_LIBS)
 
-# What msgspoold reads from an SMSC: provider_smpp.c (its source
-# included) with the text encoder, on libsmpp34.
+# What msgspoold reads from an SMSC: the smpp provider (provider_smpp.c
+# its source included, the rest of SMPP_MODS beside it) with the text
+# encoder, on libsmpp34.
+FUZZ_SMPP_SRCS	 = $(filter-out spooler/provider_smpp.c,\
+		   $(SMPP_MODS:%=spooler/%.c)) spooler/gsm.c spooler/policy.c
 $(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/provider_smpp.c \
-    spooler/gsm.c spooler/policy.c spooler/*.h $(FUZZ_DEPS)
+    $(FUZZ_SMPP_SRCS) spooler/*.h $(FUZZ_DEPS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -Ispooler \
-	    -fsanitize=fuzzer -o $@ $< spooler/gsm.c spooler/policy.c \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_SMPP_SRCS) \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(SMPP_LIBS)
 
 # A program's target: fuzz_request.c around cgi-bin/PROGRAM.c.

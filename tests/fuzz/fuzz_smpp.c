@@ -1,9 +1,10 @@
 /*
  * fuzz_smpp: what msgspoold reads from an SMSC (spooler/provider_smpp.c,
- * its source included): a session with messages submitted, then the
- * input as the bytes that come back on its socket, framed, unpacked by
- * libsmpp34 and acted on (submit_sm_resp, deliver_sm receipts stored in
- * receipts/, enquire_link, unbind, generic_nack, garbage).
+ * its source included, and the smpp_*.c beside it): a session with
+ * messages submitted, then the input as the bytes that come back on its
+ * socket, framed, unpacked by libsmpp34 and acted on (submit_sm_resp,
+ * deliver_sm receipts stored in receipts/, enquire_link, unbind,
+ * generic_nack, garbage).
  *
  * The first byte: bit 0 the session is binding (else bound), bits 1-2
  * how many messages (1 to 3) are in the window, bits 3-4 their text
@@ -17,6 +18,7 @@
  * nothing in flight; every byte written back is whole PDUs libsmpp34 can
  * read.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -142,7 +144,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("socketpair");
 	st->fd = sv[0];
 	st->phase = data[0] & 1 ? SMPP_BINDING : SMPP_BOUND;
-	st->bind_deadline = st->next_enquire = now_ms() + 60000;
+	st->bind_deadline = st->next_enquire = smpp_now_ms() + 60000;
 	n = 1 + (size_t)((data[0] >> 1) & 3) % 3;
 	kind = (data[0] >> 3) & 3;
 	/* Only a text in parts resumes: 3 GSM or 2 UCS-2. */
@@ -176,8 +178,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!jobs[i]->pending)
 			fuzz_fail("a message not taken: %s", jobs[i]->err);
 	}
-	submit_more(st);
-	flush_out(st);
+	smpp_submit_more(st);
+	smpp_flush_out(st);
 	check_written(sv[1]);
 	if (st->inuse > st->window)
 		fuzz_fail("%zu in a window of %zu", st->inuse, st->window);
@@ -187,10 +189,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((k = write(sv[1], data + w, size - w)) <= 0)
 			break;
 	shutdown(sv[1], SHUT_WR);
-	read_in(st);
+	smpp_read_in(st);
 	if (st->fd != -1)
-		read_in(st);
-	flush_out(st);
+		smpp_read_in(st);
+	smpp_flush_out(st);
 	if (st->fd != -1)
 		check_written(sv[1]);
 	if (st->inuse > st->window)
