@@ -51,7 +51,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool commit area rate idem valid tmpl sms buf html mime util blob attach netfs
+LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool claim commit area rate idem valid tmpl sms buf html mime util blob attach netfs
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a

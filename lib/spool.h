@@ -1,7 +1,8 @@
 /*
- * spool.h: the maildir-style spool (msgspool-spool(5)).  Only spool.c
- * knows its paths; the CGI programs, the daemon and the CLI go through
- * these functions.
+ * spool.h: the maildir-style spool (msgspool-spool(5)).  Only its
+ * modules (spool.c, claim.c, commit.c, area.c: spool_impl.h) know its
+ * paths; the CGI programs, the daemon and the CLI go through these
+ * functions.
  *
  * One message is one file, "ID.json", where ID is a ULID: 26 characters
  * of Crockford base32, the first 10 the creation time in milliseconds,

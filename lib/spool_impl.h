@@ -1,10 +1,11 @@
 /*
- * spool_impl.h: what spool.c, commit.c and area.c share, and nothing
- * else sees: the spool's structure and its internal helpers.
+ * spool_impl.h: what spool.c, commit.c, area.c and claim.c share, and
+ * nothing else sees: the spool's structure and its internal helpers.
  */
 #ifndef SPOOL_IMPL_H
 #define SPOOL_IMPL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <time.h>
 #include <jansson.h>
@@ -31,6 +32,35 @@ int		 spool_statefd(struct spool *, int d);
 
 /* strcmp over an array of strings, for qsort. */
 int		 spool_namecmp(const void *a, const void *b);
+
+/*
+ * Open dir/name, a spool file: never through a symbolic link, never
+ * blocking on a FIFO or device, only a regular file (errno EINVAL or
+ * ELOOP otherwise, the reason in err).
+ */
+int		 spool_doc_open(struct spool *, enum spool_dir d,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * Parse the document open on fd (closed here) that is dir/name.  A new
+ * reference, or NULL with the reason in err and errno EINVAL.
+ */
+json_t		*spool_doc_read(struct spool *, int fd, enum spool_dir d,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * Move dir/name, which is not a spool file, aside into failed/ without
+ * reading it (why is logged); left where it is when failed/ has that
+ * name already.
+ */
+void		 spool_set_aside(struct spool *, enum spool_dir d,
+		    const char *name, const char *why);
+
+/*
+ * A stream over a state's directory, from its start; NULL with errno
+ * set.  Close with closedir (the spool's fd stays open).
+ */
+DIR		*spool_open_state(struct spool *, int d);
 
 /*
  * Write docs durably: dirfds[i] is where item i goes, names[i] its name,

@@ -1,0 +1,190 @@
+/*
+ * test_claim.c: claims on spool files (lib/claim.c; msgspool-spool(5),
+ * Claims and recovery): a claim names its owner, is renewed and
+ * released; recovery sends a dead claim back to new/ or deferred/ by
+ * its due time and leaves a live one.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "msgspool.h"
+#include "netfs.h"
+#include "spool.h"
+#include "testutil.h"
+
+static void
+state_path(const struct tu_spool *f, enum spool_dir d, const char *name,
+    char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/%s", f->dir, spool_dirname(d), name);
+}
+
+static int
+exists(const struct tu_spool *f, enum spool_dir d, const char *name)
+{
+	char		path[512];
+	struct stat	st;
+
+	state_path(f, d, name, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
+/*
+ * Enqueue a fresh document with body into dest; its id in id, its file
+ * name in name.  The document, for the caller to free.
+ */
+static json_t *
+enqueue(const struct tu_spool *f, enum spool_dir dest, const char *body,
+    char *id, char *name, size_t namelen)
+{
+	json_t	*doc;
+
+	assert_int_equal(ulid_new(id), 0);
+	doc = msgdoc_new(id, "sms", "acme", 0,
+	    json_pack("{s:s,s:s}", "to", "+4915112345678", "body", body));
+	assert_non_null(doc);
+	assert_int_equal(spool_enqueue(f->sp, doc, dest), MSG_OK);
+	snprintf(name, namelen, "%s.json", id);
+	return doc;
+}
+
+/*
+ * A dead claim goes back to new/, or to deferred/ (due at its mtime)
+ * when it was taken before its time (a client's cancel that died).
+ */
+static void
+test_recover_by_due_time(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	char		 na[64], nb[64], err[256], path[512];
+	json_t		*da, *db, *doc;
+	struct stat	 st;
+	time_t		 later = time(NULL) + 3600;
+	int		 fd;
+
+	da = enqueue(f, SPOOL_NEW, "now", a, na, sizeof(na));
+	assert_int_equal(ulid_new(b), 0);
+	db = msgdoc_new(b, "sms", "acme", later, json_pack("{s:s,s:s}", "to",
+	    "+4915112345678", "body", "later"));
+	assert_int_equal(spool_enqueue(f->sp, db, SPOOL_DEFERRED), MSG_OK);
+	snprintf(nb, sizeof(nb), "%s.json", b);
+	fd = spool_claim(f->sp, na, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(doc);
+	close(fd);
+	fd = spool_take(f->sp, SPOOL_DEFERRED, nb, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(doc);
+	close(fd);
+	assert_true(exists(f, SPOOL_CUR, na) && exists(f, SPOOL_CUR, nb));
+	assert_int_equal(spool_recover(f->sp), 1);
+	assert_true(exists(f, SPOOL_NEW, na));
+	assert_true(exists(f, SPOOL_DEFERRED, nb));
+	state_path(f, SPOOL_DEFERRED, nb, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mtime, later);
+	json_decref(da);
+	json_decref(db);
+}
+
+/*
+ * Several hosts, one spool: a claim names its owner (this host, this
+ * pid), is renewed by rewriting its file unchanged, and its release
+ * drops the record; recovery names the owner of a dead claim.
+ */
+static void
+test_claim_owner_renew_release(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256], path[512];
+	char		 host[64], mine[NETFS_HOST_MAX + 1], *before, *after;
+	json_t		*doc, *got;
+	struct stat	 st;
+	long		 pid;
+	int		 fd;
+
+	doc = enqueue(f, SPOOL_NEW, "owned", id, name, sizeof(name));
+	assert_int_equal(spool_claim_owner(f->sp, name, host, sizeof(host),
+	    &pid), -1);
+	fd = spool_claim(f->sp, name, &got, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(got);
+	assert_int_equal(spool_claim_owner(f->sp, name, host, sizeof(host),
+	    &pid), 0);
+	assert_string_equal(host, netfs_hostname(mine, sizeof(mine)));
+	assert_int_equal(pid, (long)getpid());
+	snprintf(path, sizeof(path), "%s/claims/%s", f->dir, name);
+	assert_int_equal(stat(path, &st), 0);
+	/* Opened for writing: an NFS lock needs it, and so does renewal. */
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	state_path(f, SPOOL_CUR, name, path, sizeof(path));
+	before = tu_read_text(path);
+	assert_int_equal(spool_claim_renew(fd), 0);
+	after = tu_read_text(path);
+	assert_string_equal(before, after);
+	/* Released: the record goes, the lock with the fd. */
+	spool_release(f->sp, name, fd);
+	assert_int_equal(spool_claim_owner(f->sp, name, host, sizeof(host),
+	    &pid), -1);
+	/* A closed descriptor cannot prove a claim. */
+	assert_int_equal(spool_claim_renew(fd), -1);
+	free(before);
+	free(after);
+	json_decref(doc);
+}
+
+static void
+test_recover_keeps_live_and_names_dead(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	char		 na[64], nb[64], err[256], host[64];
+	json_t		*da, *db, *doc;
+	long		 pid;
+	int		 fa, fb;
+
+	da = enqueue(f, SPOOL_NEW, "alive", a, na, sizeof(na));
+	db = enqueue(f, SPOOL_NEW, "dead", b, nb, sizeof(nb));
+	fa = spool_claim(f->sp, na, &doc, err, sizeof(err));
+	assert_true(fa >= 0);
+	json_decref(doc);
+	fb = spool_claim(f->sp, nb, &doc, err, sizeof(err));
+	assert_true(fb >= 0);
+	json_decref(doc);
+	/* b's holder dies without releasing: the record stays. */
+	close(fb);
+	assert_int_equal(spool_recover(f->sp), 1);
+	assert_true(exists(f, SPOOL_CUR, na));
+	assert_true(exists(f, SPOOL_NEW, nb));
+	assert_int_equal(spool_claim_owner(f->sp, na, host, sizeof(host),
+	    &pid), 0);
+	spool_release(f->sp, na, fa);
+	json_decref(da);
+	json_decref(db);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, tu_spool_setup, tu_spool_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_recover_by_due_time),
+		T(test_claim_owner_renew_release),
+		T(test_recover_keeps_live_and_names_dead),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
