@@ -174,10 +174,13 @@ $(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool-bounce.o $(LIBA) \
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
+# The claim keeper of a shared spool: made, freed and proving; claiming;
+# recording and housekeeping (spooler/claimkeep_impl.h).
+CLAIMKEEP_OBJS	 = $(O)spooler/claimkeep.o $(O)spooler/claimkeep_claim.o \
+		   $(O)spooler/claimkeep_tasks.o
 DAEMON_OBJS	 = $(O)spooler/msgspoold.o $(O)spooler/daemon_config.o \
 		   $(O)spooler/daemon_chores.o $(O)spooler/daemon_receipts.o \
-		   $(O)spooler/daemon_record.o \
-		   $(O)spooler/claimkeep.o
+		   $(O)spooler/daemon_record.o $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
@@ -230,12 +233,12 @@ $(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/gsm.o \
 	    $(O)spooler/gsm.o $(CMOCKA_LIBS)
 
 $(O)tests/unit/test_claimkeep: tests/unit/test_claimkeep.c \
-    $(O)tests/unit/testutil.o $(O)spooler/claimkeep.o $(LIBA) lib/*.h \
+    $(O)tests/unit/testutil.o $(CLAIMKEEP_OBJS) $(LIBA) lib/*.h \
     spooler/claimkeep.h tests/unit/testutil.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ispooler \
 	    $(LDFLAGS) -pthread -o $@ $< $(O)tests/unit/testutil.o \
-	    $(O)spooler/claimkeep.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
+	    $(CLAIMKEEP_OBJS) $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # The email builder's test links it and GMime, as msgspoold does.
 $(O)tests/unit/test_message: tests/unit/test_message.c \
