@@ -359,6 +359,23 @@ usage(void)
 		fprintf(stderr, "       msgspool %s\n", verbs[i].usage);
 }
 
+/*
+ * A usage error: why, on one line (msgspool(8), EXIT STATUS), with the
+ * commands there are; -h prints them whole.  Returns 1.
+ */
+static int
+usage_error(const char *why, const char *arg)
+{
+	size_t	i;
+
+	fprintf(stderr, "msgspool: %s%s%s%s; commands:", why, arg ? " '" : "",
+	    arg ? arg : "", arg ? "'" : "");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", verbs[i].name);
+	fprintf(stderr, " (msgspool -h)\n");
+	return 1;
+}
+
 int
 main(int argc, char *argv[], char *envp[])
 {
@@ -370,7 +387,8 @@ main(int argc, char *argv[], char *envp[])
 	int			 ch, rc, nargs;
 
 	path = config_default_path(envp);
-	while ((ch = getopt(argc, argv, "+c:h")) != -1) {
+	opterr = 0;	/* one line of our own, not getopt's and the usage */
+	while ((ch = getopt(argc, argv, "+:c:h")) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
@@ -378,26 +396,25 @@ main(int argc, char *argv[], char *envp[])
 		case 'h':
 			usage();
 			return 0;
+		case ':':
+			return usage_error("-c needs a FILE", NULL);
 		default:
-			usage();
-			return 1;
+			snprintf(err, sizeof(err), "-%c", optopt);
+			return usage_error("unknown option", err);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1) {
-		usage();
-		return 1;
-	}
+	if (argc < 1)
+		return usage_error("no command", NULL);
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(verbs[i].name, argv[0]) == 0)
 			v = &verbs[i];
 	nargs = argc - 1;
 	if (v == NULL || nargs < v->min || (v->max != -1 && nargs > v->max)) {
-		if (v != NULL)
-			fprintf(stderr, "usage: msgspool %s\n", v->usage);
-		else
-			usage();
+		if (v == NULL)
+			return usage_error("unknown command", argv[0]);
+		fprintf(stderr, "usage: msgspool %s\n", v->usage);
 		return 1;
 	}
 	memset(&c, 0, sizeof(c));
