@@ -406,6 +406,23 @@ opt(const json_t *doc, const char *key)
 	return json_is_string(v) ? json_incref(v) : json_null();
 }
 
+/*
+ * The code a provider's error reply gave, as it gave it (a string or an
+ * integer), or null: Twilio's {"code"}, the Graph API's
+ * {"error":{"code"}}.
+ */
+static json_t *
+reply_code(const json_t *reply)
+{
+	json_t	*code = json_object_get(reply, "code");
+
+	if (!json_is_string(code) && !json_is_integer(code))
+		code = json_object_get(json_object_get(reply, "error"),
+		    "code");
+	return json_is_string(code) || json_is_integer(code) ?
+	    json_incref(code) : json_null();
+}
+
 json_t *
 msgdoc_status_object(const json_t *doc, const char *state, int events)
 {
@@ -447,8 +464,8 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 		    "receiptError"));
 	else if (err != NULL && (strcmp(status, "retrying") == 0 ||
 	    strcmp(status, "failed") == 0))
-		json_object_set_new(o, "error", json_pack("{s:n, s:s}",
-		    "code", "message", err));
+		json_object_set_new(o, "error", json_pack("{s:o, s:s}",
+		    "code", reply_code(reply), "message", err));
 	else
 		json_object_set_new(o, "error", json_null());
 	if (events)

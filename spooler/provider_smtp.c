@@ -233,7 +233,10 @@ smtp_finish(void *state, struct job *job, CURLcode rc, long code)
 		return;
 	}
 	json_decref(job->reply);
-	job->reply = NULL;
+	/* The server's code is the status object's error code. */
+	job->reply = code > 0 ? json_pack("{s:s, s:i, s:s?}", "provider",
+	    "smtp", "code", (int)code, "reply", job->resp.len > 0 ?
+	    job->resp.p : NULL) : NULL;
 	/* The server's word decides: 4xx later, 5xx never. */
 	if (code >= 500 && code < 600)
 		job->status = MSG_PERMFAIL;

@@ -234,8 +234,12 @@ twilio_finish(void *state, struct job *job, CURLcode rc, long code)
 			snprintf(what, sizeof(what), "no sid in the reply");
 		provider_http_outcome(job, rc, code, json_is_object(body) ||
 		    (code >= 200 && code < 300) ? what : NULL);
-		if (json_is_object(body))
+		/* Its code is the status object's (msgspool-spool(5)). */
+		if (json_is_object(body)) {
+			json_object_set_new(body, "provider",
+			    json_string("twilio"));
 			job->reply = json_incref(body);
+		}
 	}
 	json_decref(body);
 }

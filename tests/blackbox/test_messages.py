@@ -106,6 +106,46 @@ def test_retrying_and_failed_by_hand(srv):
     assert st["nextAttemptAt"] is None
 
 
+def test_provider_error_code(srv):
+    """error.code is the provider's code when it gave one (Twilio's code,
+    the Graph API's error.code, the SMTP server's reply code); provider
+    names who refused it."""
+    from doubles.smtp import SmtpSink
+    from doubles.standin import Standin
+    inst = srv.inst
+    with Standin() as standin, SmtpSink() as sink:
+        inst.write_conf(standin.twilio_config("sms") +
+                        standin.whatsapp_config(1) +
+                        sink.config("email", starttls="no"))
+        standin.script("+4915112340010", [("status", 400)])
+        standin.script("+4915112340011", [("500",)])
+        standin.script("4915112340012", [("status", 400)])
+        sink.script("gone@example.org", [("rcpt", "550 5.1.1 no such user")])
+        bad = _queue(srv, recipient="+4915112340010")
+        busy = _queue(srv, recipient="+4915112340011")
+        r = srv.post_json("/ott/v1/deliver", {"payload": [{
+            "recipient": "4915112340012", "templateID": "otp",
+            "templateParameters": ["1"], "channelType": 1}]})
+        assert r.status_code == 200, r.text
+        ott = r.json()[0]["messageId"]
+        r = srv.post_json("/deliver", {
+            "from": "shop@acme.example", "subject": "Hi", "html": "<p>x</p>",
+            "payload": [{"recipient": "gone@example.org"}]})
+        assert r.status_code == 200, r.text
+        mail = r.json()["recipients"][0]["messageId"]
+        inst.daemon_once()
+    for msgid, status, provider, code in (
+            (bad, "failed", "twilio", 21211),
+            (busy, "retrying", "twilio", 20500),
+            (ott, "failed", "whatsapp", 131030),
+            (mail, "failed", "smtp", 550)):
+        st = _status(srv, msgid)
+        assert st["status"] == status, st
+        assert st["provider"] == provider, st
+        assert st["error"]["code"] == code, st
+        assert st["error"]["message"], st
+
+
 def test_sending(srv):
     inst = srv.inst
     sid = _queue(srv)
