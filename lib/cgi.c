@@ -303,11 +303,9 @@ rate_check(size_t n, struct ctx *ctx, struct rate *rate, int *limited)
 	if ((rc = rate_take(ctx->spool, ctx->client->id, rate, n,
 	    time(NULL))) == 1)
 		return NULL;
-	if (rc == -1) {
-		r = response_error(503, "the rate limit cannot be counted now");
-		rate_reply(r, rate);
-		return r;
-	}
+	if (rc == -1)
+		return response_error(503, "the rate limit cannot be counted "
+		    "now");
 	r = problem_response(problem_new(429, "rate-limited", "the client's "
 	    "rate of %ld messages in %ld s leaves %ld now; this request has "
 	    "%zu", rate->limit, rate->window, rate->remaining, n));
@@ -315,9 +313,38 @@ rate_check(size_t n, struct ctx *ctx, struct rate *rate, int *limited)
 		snprintf(secs, sizeof(secs), "%ld", rate->reset > 0 ?
 		    rate->reset : 1);
 		response_header(r, "Retry-After", secs);
-		rate_reply(r, rate);
 	}
 	return r;
+}
+
+/*
+ * The client's rate as it stands, nothing taken (*limited set when it
+ * has one that can be read), for a reply that ended before the count:
+ * a 400, 411, 413, 415 or 503, a kept reply, the upload.
+ */
+static void
+rate_peek(struct ctx *ctx, struct rate *rate, int *limited)
+{
+	struct response	*r;
+	char		*root, err[512];
+
+	*limited = 0;
+	if (ctx->cfg == NULL)
+		return;
+	if (ctx->spool == NULL) {
+		if ((root = config_path(ctx->cfg, NULL, "spool", "spool")) ==
+		    NULL)
+			return;
+		/* dispatch frees it with the request's. */
+		ctx->spool = spool_open(root, 0, err, sizeof(err));
+		free(root);
+		if (ctx->spool == NULL)
+			return;
+	}
+	if ((r = rate_check(0, ctx, rate, limited)) != NULL) {
+		response_free(r);
+		*limited = 0;
+	}
 }
 
 /*
@@ -386,7 +413,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	struct idem	*idem = NULL;
 	char		 err[512], *root = NULL;
 	size_t		 limit;
-	int		 limited = 0;
+	int		 limited = -1;	/* not counted yet */
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.req = req;
@@ -485,12 +512,8 @@ dispatch(const struct endpoint *ep, struct request *req,
 	}
 	/* A key: the kept reply, 409 or 422, or on with the key held. */
 	if ((ep->messages != NULL || ep->idempotent) && ctx.client != NULL &&
-	    (r = idem_check(req, &ctx, &idem)) != NULL) {
-		if (ep->messages != NULL && rate_check(0, &ctx, &rate,
-		    &limited) == NULL && limited)
-			rate_reply(r, &rate);
+	    (r = idem_check(req, &ctx, &idem)) != NULL)
 		goto done;
-	}
 	/* Handlers see the parsed body; the raw one can go now. */
 	if (ctx.body != NULL)
 		cgi_request_free(req);
@@ -499,11 +522,17 @@ dispatch(const struct endpoint *ep, struct request *req,
 	    ep->messages(ctx.body), &ctx, &rate, &limited)) != NULL)
 		goto done;
 	r = ep->handler(&ctx);
-	if (limited && r != NULL)
-		rate_reply(r, &rate);
 done:
 	if (idem != NULL)
 		r = idem_finish(idem, r);
+	/* Every reply to a limited client's POST tells its rate. */
+	if (r != NULL && ctx.client != NULL && (ep->messages != NULL ||
+	    ep->idempotent)) {
+		if (limited == -1)
+			rate_peek(&ctx, &rate, &limited);
+		if (limited == 1)
+			rate_reply(r, &rate);
+	}
 	idem_free(idem);
 	json_decref(ctx.body);
 	spool_free(ctx.spool);

@@ -174,9 +174,41 @@ def test_every_send_route_counts_and_answers_as_documented(srv):
         assert r.json()["type"] == "urn:msgspool:problem:rate-limited"
         assert _remaining(r)[0] == 0
     assert len(srv.inst.files("new")) == queued
-    # The upload is no message: neither counted nor refused.
+    # The upload is no message: neither counted nor refused, but a
+    # limited client's POST, so it tells the rate.
     r = srv.post_json("/email/v1/attachments", {
         "attachmentName": "a.txt", "content": "aGkK"})
     check_reply(r)
     assert r.status_code == 201, r.text
+    assert r.headers["RateLimit-Policy"] == f'"msgs";q={total};w=3600'
+    assert _remaining(r)[0] == 0
+
+
+def test_replies_that_end_before_the_count_tell_the_rate(srv):
+    """Every reply to a limited client's POST carries the headers, one
+    refused before its messages are counted too (bad JSON, 415, 413, a
+    bad Idempotency-Key, the upload), and takes nothing."""
+    _limit(srv, "5/h", extra="max-body = 1K\n")
+    assert _sms(srv).status_code == 202
+    path = "/sms/v1/deliver"
+    for r, status in (
+            (srv.post_raw(path, b'{"recipient": '), 400),
+            (srv.post_json(path, {"recipient": RECIPIENT,
+                                  "messageBody": "x"},
+                           content_type="text/plain"), 415),
+            (srv.post_json(path, {"recipient": RECIPIENT,
+                                  "messageBody": "x" * 2000}), 413),
+            (srv.post_json(path, {"recipient": RECIPIENT,
+                                  "messageBody": "x"},
+                           headers={"Idempotency-Key": '"a'}), 400),
+            (srv.post_json("/email/v1/attachments", {
+                "attachmentName": "a.txt", "content": "aGkK"}), 201)):
+        check_reply(r)
+        assert r.status_code == status, r.text
+        assert r.headers["RateLimit-Policy"] == '"msgs";q=5;w=3600', status
+        assert _remaining(r)[0] == 4, status
+    assert len(srv.inst.files("new")) == 1
+    # A client without a rate still gets none.
+    r = srv.post_raw(path, b"{", client="other")
+    assert_problem(r, 400)
     assert "RateLimit" not in r.headers
