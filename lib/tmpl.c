@@ -104,8 +104,7 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 	struct tmpl	*t;
 	const char	*p = text, *end = text + len, *eol, *colon, *v;
 	size_t		 lineno = 0, vlen, nlen;
-	char		*num, *numend, created[32];
-	struct tm	 tm;
+	char		*num, *numend, created[RFC3339_LEN];
 	time_t		 when;
 
 	if ((t = calloc(1, sizeof(*t))) != NULL)
@@ -173,19 +172,18 @@ tmpl_parse(const char *id, const char *text, size_t len, long long mtime,
 #undef IS
 		p = eol + 1;
 	}
-	if (t->created != NULL) {
-		if (rfc3339_parse(t->created, &when) == -1) {
-			util_seterr(err, errlen, "%s: Created is not an ISO 8601 "
-			    "time", id);
-			goto fail;
-		}
-	} else {
+	if (t->created == NULL)
 		when = (time_t)mtime;
-		gmtime_r(&when, &tm);
-		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		if ((t->created = strdup(created)) == NULL)
-			goto nomem;
+	else if (rfc3339_parse(t->created, &when) == -1) {
+		util_seterr(err, errlen, "%s: Created is not an ISO 8601 time",
+		    id);
+		goto fail;
 	}
+	/* Listed in UTC (createdDate), whatever offset the header has. */
+	rfc3339_format(when, created, sizeof(created));
+	free(t->created);
+	if ((t->created = strdup(created)) == NULL)
+		goto nomem;
 	if (set(&t->body, p, (size_t)(end - p)))
 		goto nomem;
 	t->body_len = (size_t)(end - p);

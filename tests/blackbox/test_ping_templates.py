@@ -170,3 +170,21 @@ def test_templates_disabled_key_is_403(srv):
 def test_templates_post_is_405(srv):
     r = srv.post_json("/templates", {}, client="acme")
     assert_allow(r, "GET")
+
+
+def test_templates_created_with_an_offset_is_listed_in_utc(private):
+    # A Created header in another offset (or with a fraction) is listed
+    # as the same instant in UTC, and sorted by that instant.
+    srv, inst = private()
+    d = inst.templates / "smsonly" / "email"
+    for tid, created in (("east", "2024-05-01T10:00:00+02:00"),
+                         ("utc", "2024-05-01T08:30:00.250Z"),
+                         ("west", "2024-05-01T02:00:00-05:00")):
+        (d / f"{tid}.tmpl").write_text(
+            f"Name: {tid}\nSubject: s\nFrom: a@acme.example\n"
+            f"Created: {created}\n\n<p>x</p>\n")
+    r = srv.get("/templates", client="smsonly")
+    assert r.status_code == 200, r.text
+    assert [(t["id"], t["createdDate"]) for t in r.json()] == [
+        ("west", "2024-05-01T07:00:00Z"), ("east", "2024-05-01T08:00:00Z"),
+        ("utc", "2024-05-01T08:30:00Z")], r.text

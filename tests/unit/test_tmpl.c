@@ -222,6 +222,19 @@ test_parse_created_from_mtime(void **state)
 }
 
 static void
+test_parse_created_is_utc(void **state)
+{
+	struct tmpl	*t;
+
+	(void)state;
+	/* Another offset, a fraction: the listing's createdDate is UTC. */
+	t = parse_ok("offset", "Name: n\nCreated: 2026-01-02T05:04:05.250+02:00"
+	    "\n\nbody\n", 1700000000LL);
+	assert_string_equal(t->created, "2026-01-02T03:04:05Z");
+	tmpl_free(t);
+}
+
+static void
 test_parse_empty_body(void **state)
 {
 	struct tmpl	*t;
@@ -690,6 +703,7 @@ main(void)
 		cmocka_unit_test(test_parse_email),
 		cmocka_unit_test(test_parse_ott),
 		cmocka_unit_test(test_parse_created_from_mtime),
+		cmocka_unit_test(test_parse_created_is_utc),
 		cmocka_unit_test(test_parse_empty_body),
 		cmocka_unit_test(test_parse_body_keeps_colons_and_blank_lines),
 		cmocka_unit_test(test_parse_bad_header_line),
