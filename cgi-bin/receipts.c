@@ -186,7 +186,7 @@ twilio(struct ctx *ctx, struct batchr *b)
 	    "MessageStatus"));
 	pmid = json_string_value(json_object_get(form, call ? "CallSid" :
 	    "MessageSid"));
-	/* queued, accepted, sending ...: nothing to tell a client. */
+	/* A call's ringing, in-progress ...: nothing to tell a client. */
 	if ((ours = receipt_twilio_status(theirs, call)) != NULL) {
 		query = receipt_form_parse(cgi_env(req->envp, "QUERY_STRING") ?
 		    cgi_env(req->envp, "QUERY_STRING") : "", strlen(

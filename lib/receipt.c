@@ -289,6 +289,9 @@ receipt_twilio_status(const char *status, int call)
 		{ "sent", "sent", 0 }, { "delivered", "delivered", 0 },
 		{ "undelivered", "undelivered", 0 },
 		{ "failed", "undelivered", 0 }, { "read", "read", 0 },
+		/* Events only: kept in the message's events, moving nothing. */
+		{ "queued", "queued", 0 }, { "accepted", "accepted", 0 },
+		{ "sending", "sending", 0 },
 		{ "completed", "delivered", 1 }, { "busy", "undelivered", 1 },
 		{ "no-answer", "undelivered", 1 },
 		{ "failed", "undelivered", 1 }, { "canceled", "undelivered", 1 },

@@ -67,8 +67,10 @@ int		 receipt_equal(const void *a, const void *b, size_t n);
 
 /*
  * Our status for a provider's: "delivered", "read", "undelivered",
- * "sent", or NULL for one that is an event only (queued, sending ...)
- * or unknown.  call: a Twilio call's status (CallStatus).
+ * "sent"; for a Twilio message's queued, accepted and sending, that
+ * word, an event only (it moves nothing); NULL for one that tells
+ * nothing (a call's ringing ...) or unknown.  call: a Twilio call's
+ * status (CallStatus).
  */
 const char	*receipt_twilio_status(const char *status, int call);
 const char	*receipt_meta_status(const char *status);

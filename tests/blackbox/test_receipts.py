@@ -107,6 +107,33 @@ def test_twilio_delivered(srv, standin, daemons):
     assert _receipts(srv.inst) == []
 
 
+def test_twilio_queued_accepted_sending_are_events_only(srv, standin,
+                                                       daemons):
+    """Twilio's queued, accepted and sending are kept in the message's
+    events, each once, and move nothing; no client event is made."""
+    sid, msg_sid = _twilio_sent(srv, standin, daemons)
+    for status in ("queued", "accepted", "sending", "sending"):
+        r = _twilio_post(srv, standin, sid,
+                         _twilio_params(standin, msg_sid, status))
+        assert r.status_code == 200, r.text
+        assert r.json()["stored"] == 1, r.text
+    daemons.once(srv.inst.conf)
+    r = srv.get("/messages/" + sid)
+    check_reply(r)
+    st = r.json()
+    assert st["status"] == "sent" and st["completedAt"] is None, st
+    got = [e["status"] for e in st["events"] if e.get("source") == "receipt"]
+    assert got == ["queued", "accepted", "sending"], st["events"]
+    assert st["updatedAt"] == st["events"][-1]["at"], st
+    assert _receipts(srv.inst) == []
+    # Still moved forward by a receipt that says something.
+    r = _twilio_post(srv, standin, sid,
+                     _twilio_params(standin, msg_sid, "delivered"))
+    assert r.status_code == 200, r.text
+    daemons.once(srv.inst.conf)
+    assert _status(srv, sid)["status"] == "delivered"
+
+
 def test_twilio_undelivered_with_error(srv, standin, daemons):
     sid, msg_sid = _twilio_sent(srv, standin, daemons)
     r = _twilio_post(srv, standin, sid, _twilio_params(
@@ -316,6 +343,6 @@ def test_twilio_stand_in_calls_back_as_twilio_does(srv, standin, daemons):
     assert st["status"] == "delivered", st
     receipts = [e["status"] for e in st["events"]
                 if e.get("source") == "receipt"]
-    # Applied in the order they came, each once; a late "sent" is kept as
-    # an event and moves nothing back.
-    assert receipts == ["delivered", "sent"], st["events"]
+    # Applied in the order they came, each once; queued is an event
+    # only, and a late "sent" is kept as an event and moves nothing back.
+    assert receipts == ["queued", "delivered", "sent"], st["events"]

@@ -134,9 +134,13 @@ test_statuses(void **state)
 	assert_string_equal(receipt_twilio_status("failed", 0), "undelivered");
 	assert_string_equal(receipt_twilio_status("undelivered", 0),
 	    "undelivered");
-	assert_null(receipt_twilio_status("queued", 0));
-	assert_null(receipt_twilio_status("sending", 0));
-	assert_null(receipt_twilio_status("accepted", 0));
+	/* Events only: themselves, which move nothing. */
+	assert_string_equal(receipt_twilio_status("queued", 0), "queued");
+	assert_string_equal(receipt_twilio_status("sending", 0), "sending");
+	assert_string_equal(receipt_twilio_status("accepted", 0), "accepted");
+	assert_false(receipt_moves("sent", "sending"));
+	assert_false(receipt_moves("sent", "accepted"));
+	assert_null(receipt_twilio_status("scheduled", 0));
 	assert_string_equal(receipt_twilio_status("completed", 1),
 	    "delivered");
 	assert_string_equal(receipt_twilio_status("no-answer", 1),
