@@ -426,15 +426,21 @@ reply_code(const json_t *reply)
 json_t *
 msgdoc_status_object(const json_t *doc, const char *state, int events)
 {
-	const char	*status, *last_at = NULL, *err;
+	const char	*status, *last_at = NULL, *final_at = NULL, *err, *s;
 	json_t		*o, *ev, *reply, *e;
 	size_t		 i;
 
 	status = msgdoc_status(doc, state);
 	ev = json_object_get(doc, "events");
-	json_array_foreach(ev, i, e)
-		if (json_is_string(json_object_get(e, "at")))
-			last_at = json_string_value(json_object_get(e, "at"));
+	json_array_foreach(ev, i, e) {
+		if (!json_is_string(json_object_get(e, "at")))
+			continue;
+		last_at = json_string_value(json_object_get(e, "at"));
+		/* When it reached its status, not a late event's time. */
+		if ((s = json_string_value(json_object_get(e, "status"))) !=
+		    NULL && strcmp(s, status) == 0)
+			final_at = last_at;
+	}
 	reply = json_object_get(doc, "providerReply");
 	o = json_pack("{s:O, s:O, s:s, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
 	    "id", json_object_get(doc, "id"),
@@ -451,8 +457,10 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 	    "sentAt", opt(doc, "sentAt"));
 	if (o == NULL)
 		return NULL;
-	json_object_set_new(o, "completedAt", final(status) && last_at ?
-	    json_string(last_at) : json_null());
+	if (final_at == NULL)
+		final_at = last_at;
+	json_object_set_new(o, "completedAt", final(status) && final_at ?
+	    json_string(final_at) : json_null());
 	json_object_set_new(o, "provider", json_is_string(json_object_get(
 	    reply, "provider")) ? json_incref(json_object_get(reply,
 	    "provider")) : json_null());

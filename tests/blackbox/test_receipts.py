@@ -14,6 +14,7 @@ import urllib.parse
 
 import pytest
 
+from conftest import parse_time
 from delivery_support import daemons  # noqa: F401 (fixture)
 from openapi_check import check_reply
 from doubles.standin import Standin
@@ -254,11 +255,12 @@ def test_whatsapp_read_never_goes_back(srv, standin, daemons):
     wamid = st["providerMessageId"]
     assert wamid.startswith("wamid.")
     ts = str(int(time.time()))
+    late = str(int(time.time()) + 5)
     # Out of order and twice: read first, then delivered, then read.
     body = _wa_body(standin, [
         {"id": wamid, "status": "read", "timestamp": ts,
          "recipient_id": "4915112340090"},
-        {"id": wamid, "status": "delivered", "timestamp": ts,
+        {"id": wamid, "status": "delivered", "timestamp": late,
          "recipient_id": "4915112340090"}])
     assert _wa_post(srv, body, secret="wrong").status_code == 403
     assert _receipts(inst) == []
@@ -270,6 +272,9 @@ def test_whatsapp_read_never_goes_back(srv, standin, daemons):
     assert st["status"] == "read", st
     kinds = [e["status"] for e in st["events"]]
     assert "delivered" in kinds and "read" in kinds, kinds
+    # Completed when it was read; the late delivered is the last event.
+    assert parse_time(st["completedAt"]).timestamp() == int(ts), st
+    assert parse_time(st["updatedAt"]).timestamp() == int(late), st
 
 
 # ------------------------------------------------------------------ http

@@ -173,7 +173,7 @@ test_status(void **state)
 {
 	char	 id[ULID_LEN + 1];
 	json_t	*doc, *o, *reply;
-	time_t	 now = time(NULL);
+	time_t	 now = time(NULL), t;
 
 	(void)state;
 	doc = fresh(id, 0);
@@ -206,6 +206,50 @@ test_status(void **state)
 	    "providerMessageId")), "SM9");
 	assert_true(json_is_null(json_object_get(o, "error")));
 	assert_null(json_object_get(o, "events"));
+	json_decref(o);
+	/* Final when delivered; a late receipt moves neither it nor when. */
+	assert_int_equal(msgdoc_receipt(doc, "sent", "delivered", now + 70,
+	    NULL), 1);
+	assert_int_equal(msgdoc_receipt(doc, "sent", "sent", now + 90, NULL),
+	    1);
+	o = msgdoc_status_object(doc, "sent", 1);
+	assert_string_equal(json_string_value(json_object_get(o, "status")),
+	    "delivered");
+	assert_int_equal(rfc3339_parse(json_string_value(json_object_get(o,
+	    "completedAt")), &t), 0);
+	assert_true(t == now + 70);
+	assert_int_equal(rfc3339_parse(json_string_value(json_object_get(o,
+	    "updatedAt")), &t), 0);
+	assert_true(t == now + 90);
+	json_decref(o);
+	json_decref(doc);
+	/* A failure: the provider's code, Twilio's or the Graph API's. */
+	doc = fresh(id, 0);
+	reply = json_pack("{s:s, s:i, s:s}", "provider", "twilio", "code",
+	    21211, "message", "invalid To");
+	msgdoc_attempt(doc, MSG_PERMFAIL, "HTTP 400: invalid To", reply, now,
+	    0, NULL);
+	json_decref(reply);
+	o = msgdoc_status_object(doc, "failed", 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    o, "error"), "code")), 21211);
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "provider")), "twilio");
+	json_decref(o);
+	reply = json_pack("{s:s, s:{s:i}}", "provider", "whatsapp", "error",
+	    "code", 131030);
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "HTTP 400", reply, now, now + 60,
+	    NULL);
+	json_decref(reply);
+	o = msgdoc_status_object(doc, "deferred", 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    o, "error"), "code")), 131030);
+	json_decref(o);
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "timed out", NULL, now, now + 60,
+	    NULL);
+	o = msgdoc_status_object(doc, "deferred", 0);
+	assert_true(json_is_null(json_object_get(json_object_get(o, "error"),
+	    "code")));
 	json_decref(o);
 	json_decref(doc);
 	/* Canceled: final, and retry undoes it. */
