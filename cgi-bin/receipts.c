@@ -322,11 +322,12 @@ http(struct ctx *ctx, struct batchr *b)
 {
 	const struct request	*req = ctx->req;
 	const char		*sec, *id, *status, *at;
-	char			*secret, err[256];
+	char			*secret, err[256], key[41];
+	char			 found[SPOOL_ID_LEN + 1];
 	json_t			*body;
 	time_t			 when = time(NULL);
 	size_t			 from = 0;
-	int			 ok = 0;
+	int			 ok = 0, ours;
 
 	while (!ok && (sec = section_of(ctx->cfg, "http", NULL, NULL,
 	    &from)) != NULL) {
@@ -357,8 +358,17 @@ http(struct ctx *ctx, struct batchr *b)
 	}
 	if ((at = json_string_value(json_object_get(body, "at"))) != NULL)
 		rfc3339_parse(at, &when);
-	if (add(ctx, b, receipt_doc("http", ulid_valid(id) ? id : NULL,
-	    ulid_valid(id) ? NULL : id, status, status, when,
+	/*
+	 * A message id, unless the provider's own ids look like ours and
+	 * the index knows this one as the id of a message it took.
+	 */
+	ours = ulid_valid(id);
+	if (ours) {
+		receipt_index_key("http", id, key);
+		ours = spool_index_get(ctx->spool, key, found) == -1;
+	}
+	if (add(ctx, b, receipt_doc("http", ours ? id : NULL,
+	    ours ? NULL : id, status, status, when,
 	    json_is_object(json_object_get(body, "error")) ? json_incref(
 	    json_object_get(body, "error")) : NULL)) == -1) {
 		json_decref(body);

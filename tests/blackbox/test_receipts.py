@@ -321,6 +321,59 @@ def test_http_receipt_signed_per_standard_webhooks(srv, standin, daemons):
     assert st["error"] == {"code": "E42", "message": "no route"}
 
 
+def test_http_receipt_by_the_providers_id(srv, daemons):
+    """An http receipt may name the message by the id the provider gave
+    in its reply, even one that looks like a message id (a ULID)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Provider(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        ids = []
+
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = json.dumps({"id": Provider.ids.pop(0)}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        inst = srv.inst
+        inst.write_conf("[sms]\nprovider = http\nurl = http://127.0.0.1:%d/"
+                        "\nreceipt-secret = %s\n" % (server.server_address[1],
+                                                      HTTP_SECRET))
+        for pid in ("prov-4711", "01ARZ3NDEKTSV4RRFFQ69G5FAV"):
+            Provider.ids.append(pid)
+            sid = srv.sms(recipient="+4915112340079").json()["smsId"]
+            daemons.once(inst.conf)
+            st = _status(srv, sid)
+            assert st["status"] == "sent" and st["providerMessageId"] == pid
+            body = json.dumps({"id": pid, "status": "delivered"}).encode()
+            ts = str(int(time.time()))
+            r = srv.request("POST", "/receipts/http", client=None, data=body,
+                            headers={"Content-Type": "application/json",
+                                     "webhook-id": "msg_" + pid,
+                                     "webhook-timestamp": ts,
+                                     "webhook-signature": _stdwh(
+                                         HTTP_SECRET, "msg_" + pid, ts,
+                                         body)})
+            assert r.status_code == 200, r.text
+            assert r.json() == {"stored": 1, "dropped": 0}, r.text
+            daemons.once(inst.conf)
+            assert _status(srv, sid)["status"] == "delivered", pid
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_unknown_provider_is_404(srv):
     r = srv.request("POST", "/receipts/pigeon", client=None, data=b"x",
                     headers={"Content-Type": "text/plain"})
