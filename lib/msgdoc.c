@@ -140,6 +140,8 @@ msgdoc_attempt(json_t *doc, enum msg_status status, const char *why,
 
 	json_object_set_new(doc, "attempts", json_integer(
 	    msgdoc_attempts(doc) + 1));
+	/* Sent after all (moved back into new/ by hand): not canceled. */
+	json_object_del(doc, "canceled");
 	rfc3339_format(now, stamp, sizeof(stamp));
 	json_object_set_new(doc, "lastAttempt", json_string(stamp));
 	json_object_set_new(doc, "providerReply", reply ?

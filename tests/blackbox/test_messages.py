@@ -146,6 +146,25 @@ def test_provider_error_code(srv):
         assert st["error"]["message"], st
 
 
+def test_canceled_moved_back_by_hand_then_failed(srv):
+    """msgspool-spool(5): a canceled message moved back into new/ with mv
+    is sent after all; when that fails it is failed, not canceled."""
+    from doubles.standin import Standin
+    inst = srv.inst
+    with Standin() as standin:
+        inst.write_conf(standin.twilio_config("sms"))
+        standin.script("+4915112340010", [("status", 400)])
+        sid = _queue(srv, recipient="+4915112340010", sendAt=in_future(3600))
+        assert _cancel(srv, sid).json()["status"] == "canceled"
+        shutil.move(inst.path("failed", sid), inst.path("new", sid))
+        inst.daemon_once()
+    st = _status(srv, sid)
+    assert st["status"] == "failed", st
+    assert st["error"]["code"] == 21211, st
+    cp = inst.cli("list", "failed")
+    assert " failed " in cp.out and "canceled" not in cp.out, cp.out
+
+
 def test_sending(srv):
     inst = srv.inst
     sid = _queue(srv)
