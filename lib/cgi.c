@@ -326,10 +326,14 @@ static void
 rate_peek(struct ctx *ctx, struct rate *rate, int *limited)
 {
 	struct response	*r;
-	char		*root, err[512];
+	char		*root, err[512], section[16 + CLIENT_ID_MAX];
 
 	*limited = 0;
 	if (ctx->cfg == NULL)
+		return;
+	/* No spool opened for a client without a rate. */
+	snprintf(section, sizeof(section), "client.%s", ctx->client->id);
+	if (config_get(ctx->cfg, section, "rate") == NULL)
 		return;
 	if (ctx->spool == NULL) {
 		if ((root = config_path(ctx->cfg, NULL, "spool", "spool")) ==
