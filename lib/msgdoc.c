@@ -410,8 +410,8 @@ opt(const json_t *doc, const char *key)
 
 /*
  * The code a provider's error reply gave, as it gave it (a string or an
- * integer), or null: Twilio's {"code"}, the Graph API's
- * {"error":{"code"}}.
+ * integer), or null: Twilio's and an SMTP server's {"code"}, the Graph
+ * API's {"error":{"code"}}, an SMSC's command_status (0 is none).
  */
 static json_t *
 reply_code(const json_t *reply)
@@ -421,6 +421,9 @@ reply_code(const json_t *reply)
 	if (!json_is_string(code) && !json_is_integer(code))
 		code = json_object_get(json_object_get(reply, "error"),
 		    "code");
+	if (!json_is_string(code) && !json_is_integer(code) &&
+	    json_integer_value(json_object_get(reply, "commandStatus")) != 0)
+		code = json_object_get(reply, "commandStatus");
 	return json_is_string(code) || json_is_integer(code) ?
 	    json_incref(code) : json_null();
 }

@@ -251,6 +251,25 @@ test_status(void **state)
 	assert_true(json_is_null(json_object_get(json_object_get(o, "error"),
 	    "code")));
 	json_decref(o);
+	/* An SMSC's command_status; 0, a session lost, is none. */
+	reply = json_pack("{s:s, s:i, s:i}", "provider", "smpp", "parts", 1,
+	    "commandStatus", 0x0b);
+	msgdoc_attempt(doc, MSG_PERMFAIL, "ESME_RINVDSTADR", reply, now, 0,
+	    NULL);
+	json_decref(reply);
+	o = msgdoc_status_object(doc, "failed", 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    o, "error"), "code")), 0x0b);
+	json_decref(o);
+	reply = json_pack("{s:s, s:i, s:i}", "provider", "smpp", "parts", 1,
+	    "commandStatus", 0);
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "session lost", reply, now, now + 60,
+	    NULL);
+	json_decref(reply);
+	o = msgdoc_status_object(doc, "deferred", 0);
+	assert_true(json_is_null(json_object_get(json_object_get(o, "error"),
+	    "code")));
+	json_decref(o);
 	json_decref(doc);
 	/* Canceled: final, and retry undoes it. */
 	doc = fresh(id, 0);
