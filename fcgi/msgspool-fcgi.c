@@ -166,6 +166,7 @@ worker(int sock, const char *config)
 				    .tmpl = io_tmpl,
 				    .arg = &f };
 	const struct endpoint	*ep;
+	struct response		*r;
 	const char		*uri, *path_info;
 	char			**env, *extra[2], path[FCGI_PATH_MAX];
 	struct sigaction	 sa;
@@ -190,7 +191,10 @@ worker(int sock, const char *config)
 		/* Bounded as a CGI is: a worker past it dies, replaced. */
 		alarm(CGI_TIMEOUT);
 		uri = cgi_env(req.envp, "REQUEST_URI");
-		if (fcgi_path_decode(uri, path, sizeof(path)) == -1)
+		/* The server's own error (lighttpd's server.error-handler). */
+		if ((r = cgi_server_error(req.envp)) != NULL)
+			answer(&io, r);
+		else if (fcgi_path_decode(uri, path, sizeof(path)) == -1)
 			bad_path(&io);
 		else if ((ep = fcgi_route(path, &path_info)) == NULL)
 			not_found(&io, path);

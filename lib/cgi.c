@@ -402,6 +402,40 @@ idem_check(const struct request *req, struct ctx *ctx, struct idem **idem)
 	return r;
 }
 
+struct response *
+cgi_server_error(char *const *envp)
+{
+	const char	*v = cgi_env(envp, "REDIRECT_STATUS");
+	const char	*type;
+	int		 status;
+
+	if (v == NULL || strlen(v) != 3 || strspn(v, "0123456789") != 3 ||
+	    (status = atoi(v)) < 400 || status > 599)
+		return NULL;
+	switch (status) {
+	case 404:
+		type = "not-found";
+		break;
+	case 405:
+		type = "method-not-allowed";
+		break;
+	case 411:
+		type = "length-required";
+		break;
+	case 413:
+		type = "payload-too-large";
+		break;
+	default:
+		type = status >= 500 ? "internal" : "invalid-request";
+		break;
+	}
+	return problem_response(problem_new(status, type, "%s",
+	    status == 404 ? "no such route" : status == 411 ?
+	    "a Content-Length is required" : status == 413 ?
+	    "the body exceeds the limit of the web server" : status >= 500 ?
+	    "the web server failed" : "the web server refused the request"));
+}
+
 static struct response *
 dispatch(const struct endpoint *ep, struct request *req,
     const struct cgi_io *io)
@@ -421,6 +455,8 @@ dispatch(const struct endpoint *ep, struct request *req,
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.req = req;
+	if ((r = cgi_server_error(req->envp)) != NULL)
+		return r;
 	if (!method_allowed(ep->method, req->method)) {
 		p = problem_new(405, "method-not-allowed",
 		    "%s is not allowed here; use %s", req->method, ep->method);

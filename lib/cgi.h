@@ -175,6 +175,17 @@ int		 cgi_run(const struct endpoint *, char *const *envp,
 		    int infd, int outfd);
 
 /*
+ * The web server's own error handed to a program (REDIRECT_STATUS of
+ * 400 to 599, as lighttpd's server.error-handler and Apache's
+ * ErrorDocument give it): that status as a problem, so that what the
+ * server refuses itself (a POST without Content-Length, a path that is
+ * no route, a malformed request) is problem+json too.  NULL otherwise
+ * (none, or 200 on every ordinary request of lighttpd).  The caller
+ * frees the response.
+ */
+struct response	*cgi_server_error(char *const *envp);
+
+/*
  * The same request over io: what cgi_run does once the process is set
  * up (its alarm armed, jansson seeded).  0 when a response was written.
  */

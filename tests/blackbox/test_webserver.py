@@ -20,7 +20,12 @@ BODY = json.dumps({"recipient": RECIPIENT, "messageBody": "hi"})
                                   "/email/v1/deliver/x", "/deliver.json"])
 def test_other_paths_are_404(srv, path):
     r = srv.get(path, client=None)
-    assert r.status_code == 404, (r.status_code, r.text[:200])
+    # A problem under every server but busybox httpd, which has no error
+    # handler to give it to (conf/busybox-httpd.conf).
+    if FRONT == "busybox":
+        assert r.status_code == 404, (r.status_code, r.text[:200])
+    else:
+        assert_problem(r, 404)
 
 
 @pytest.mark.parametrize("method,path,status", [
@@ -38,12 +43,10 @@ def test_the_programs_content_length_is_kept(srv, method, path, status):
 
 def test_a_body_over_every_limit_is_413(srv):
     # Over 64 MiB the servers' own limits apply (lighttpd, nginx, Apache
-    # answer 413 themselves, in HTML); busybox httpd has none, and the
-    # program answers.
+    # refuse the body themselves and answer with the problem their configs
+    # give them); busybox httpd has none, and the program answers.
     r = srv.post_raw("/email/v1/deliver", b" " * (65 * MIB))
-    assert r.status_code == 413
-    if FRONT == "busybox":
-        assert_problem(r, 413)
+    assert_problem(r, 413)
     assert_nothing_queued(srv.inst)
 
 

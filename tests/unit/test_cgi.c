@@ -699,6 +699,51 @@ test_response_error(void **state)
 	response_free(resp);
 }
 
+static void
+test_server_error(void **state)
+{
+	char		*none[] = { "REQUEST_METHOD=GET", NULL };
+	char		*ok[] = { "REDIRECT_STATUS=200", NULL };
+	char		*bad[] = { "REDIRECT_STATUS=41x", NULL };
+	char		*len[] = { "REDIRECT_STATUS=411", NULL };
+	char		*nf[] = { "REDIRECT_STATUS=404", NULL };
+	char		*other[] = { "REDIRECT_STATUS=414", NULL };
+	struct response	*resp;
+	json_error_t	 e;
+	json_t		*v;
+
+	(void)state;
+	/* An ordinary request, lighttpd's 200, nonsense: nothing. */
+	assert_null(cgi_server_error(none));
+	assert_null(cgi_server_error(ok));
+	assert_null(cgi_server_error(bad));
+	/* The server's 411: the program's own problem for it. */
+	assert_non_null(resp = cgi_server_error(len));
+	assert_int_equal(resp->status, 411);
+	assert_string_equal(resp->content_type, PROBLEM_TYPE);
+	assert_non_null(v = json_loadb(resp->body, resp->body_len, 0, &e));
+	assert_string_equal(json_string_value(json_object_get(v, "type")),
+	    "urn:msgspool:problem:length-required");
+	assert_string_equal(json_string_value(json_object_get(v, "title")),
+	    "Length Required");
+	json_decref(v);
+	response_free(resp);
+	assert_non_null(resp = cgi_server_error(nf));
+	assert_int_equal(resp->status, 404);
+	assert_non_null(v = json_loadb(resp->body, resp->body_len, 0, &e));
+	assert_string_equal(json_string_value(json_object_get(v, "type")),
+	    "urn:msgspool:problem:not-found");
+	json_decref(v);
+	response_free(resp);
+	assert_non_null(resp = cgi_server_error(other));
+	assert_int_equal(resp->status, 414);
+	assert_non_null(v = json_loadb(resp->body, resp->body_len, 0, &e));
+	assert_string_equal(json_string_value(json_object_get(v, "type")),
+	    "urn:msgspool:problem:invalid-request");
+	json_decref(v);
+	response_free(resp);
+}
+
 /* cgi_run */
 
 /* POST GOOD_BODY as JSON to ep with key (NULL: none) under conf. */
@@ -1259,6 +1304,7 @@ main(void)
 		cmocka_unit_test(test_request_read_large_in_pieces),
 		cmocka_unit_test(test_is_json),
 		cmocka_unit_test(test_response_error),
+		cmocka_unit_test(test_server_error),
 		cmocka_unit_test(test_request_drain_exactly_the_body),
 		cmocka_unit_test(test_request_drain_over_the_cap),
 		T(test_run_ok),
