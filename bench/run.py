@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,13 +98,14 @@ class Instance:
         100,000 files would slow the creates of the rows that follow."""
         trash = self.base / "trash"
         trash.mkdir(exist_ok=True)
-        for d in ("tmp", "new", "deferred", "cur", "sent", "failed", "outbox"):
+        for d in ("tmp", "new", "deferred", "cur", "sent", "failed", "outbox",
+                  "idempotency"):
             p = self.spool / d
             if p.exists():
                 # A request wrk gave up on may still be finishing in it:
                 # it ends in the directory set aside.
                 p.rename(trash / ("%s.%d" % (d, len(os.listdir(trash)))))
-            if d != "outbox":
+            if d not in ("outbox", "idempotency"):
                 p.mkdir(exist_ok=True)
 
     def queue_sms(self, n, state="new", due=None):
@@ -295,12 +298,128 @@ def wrk_count(url, duration, script=None):
     return int(r["rps"] * duration)
 
 
-def lua_post(path, body, work):
-    p = Path(work) / ("%s.lua" % abs(hash(path + str(len(body)))))
-    p.write_text('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                 'wrk.headers["X-API-KEY"] = "%s"\nwrk.body = %s\n'
-                 % (KEY, json.dumps(body.decode() if isinstance(body, bytes) else body)))
+def lua_post(path, body, work, header=None):
+    """A wrk script posting body as the bench client; with header, that
+    header has a value of its own on every request (the script's
+    request(): a tag of this script and its load, wrk's thread, a count)."""
+    p = Path(work) / ("%s.lua" % abs(hash(path + str(len(body)) + (header or ""))))
+    lua = ('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+           'wrk.headers["X-API-KEY"] = "%s"\nwrk.body = %s\n'
+           % (KEY, json.dumps(body.decode() if isinstance(body, bytes) else body)))
+    if header:
+        lua += ('local threads, n = 0, 0\n'
+                'local tag = string.format("%s-%%x", os.time())\n'
+                'function setup(thread)\n'
+                '  threads = threads + 1\n'
+                '  thread:set("tid", threads)\n'
+                'end\n'
+                'function request()\n'
+                '  n = n + 1\n'
+                '  wrk.headers["%s"] = string.format("%%s-%%d-%%d", tag, tid, n)\n'
+                '  return wrk.format()\n'
+                'end\n' % (ulid(), header))
+    p.write_text(lua)
     return p
+
+
+def probe(url, body):
+    """One POST of body as the bench client: the reply's status and headers."""
+    req = urllib.request.Request(url, data=body, headers={
+        "Content-Type": "application/json", "X-API-KEY": KEY})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def alternating(cases, rounds, duration):
+    """wrk on each of cases, (name, url, script, inst), in turn, rounds
+    times, inst's spool cleared after each run: two rows a few seconds
+    apart on a noisy disk differ by more than what they compare, and
+    rounds that alternate them share the noise.  Every other round runs
+    them in reverse order, so none always follows the same neighbour.
+    Every run's wrk result, by name."""
+    runs = {name: [] for name, _, _, _ in cases}
+    for i in range(rounds):
+        for name, url, script, inst in (cases if i % 2 == 0 else cases[::-1]):
+            runs[name].append(wrk(url, duration, script))
+            time.sleep(0.5)
+            inst.clear()
+    return runs
+
+
+# Rounds of what a rate and an Idempotency-Key cost: the rate's target
+# (5 %) is finer than the noise of one round on a shared disk.
+COST_ROUNDS = 5
+
+# A client rate that no row reaches (lib/rate.c takes any N from 1 up to
+# what a long holds; these rows run at a few thousand a second): every
+# reply is a 202 and what is measured is the counting alone.
+RATE = "1000000/s"
+
+
+def costs(srv, inst, lim, linst, sms, work, rounds, duration):
+    """What a client's rate and an Idempotency-Key cost POST
+    /sms/v1/deliver, each in rounds alternating with the route without
+    it.  srv and lim are servers (CGI or FastCGI) of the same client over
+    inst and linst, whose config gives the client the rate RATE."""
+    path = "/sms/v1/deliver"
+    status, headers = probe(lim.url(path), sms)
+    policy = headers.get("RateLimit-Policy") if status == 202 else None
+    linst.clear()
+    plain = lua_post(path, sms, work)
+    rate = alternating([("without", srv.url(path), plain, inst),
+                        ("with", lim.url(path), plain, linst)], rounds, duration)
+    # Both sides give a header a new value every request, so wrk does the
+    # same for each; only one of them is an Idempotency-Key.
+    idem = alternating([("without", srv.url(path),
+                         lua_post(path, sms, work, "X-Bench-Seq"), inst),
+                        ("with", srv.url(path),
+                         lua_post(path, sms, work, "Idempotency-Key"), inst)],
+                       rounds, duration)
+    return {"rounds": rounds, "seconds": duration, "rows": [
+        {"name": "a client rate, `rate = %s` (never reached)" % RATE,
+         "runs": rate, "target": 0.95, "policy": policy},
+        {"name": "an Idempotency-Key, a new one every request",
+         "runs": idem, "target": None}]}
+
+
+def cost_lines(c):
+    """The rows of costs(c) for results.md."""
+    lines = ["What a client's rate and an Idempotency-Key cost POST /sms/v1/deliver: "
+             "each against the same route without it, in %d alternating rounds "
+             "of %d s (req/s, medians):" % (c["rounds"], c["seconds"]), "",
+             "| POST /sms/v1/deliver with | without, req/s | with, req/s | with / without "
+             "| target | every round, req/s (without; with) |",
+             "|---|---|---|---|---|---|"]
+    for r in c["rows"]:
+        rps = {k: [x["rps"] for x in v] for k, v in r["runs"].items()}
+        ratio = median(rps["with"]) / median(rps["without"]) if median(rps["without"]) else 0
+        non2xx = {k: sum(x["non2xx"] for x in v) for k, v in r["runs"].items()}
+        errors = {k: sum(x["errors"] for x in v) for k, v in r["runs"].items()}
+        clean = not any(non2xx.values()) and not any(errors.values())
+        tgt = "none (information)"
+        if r["target"]:
+            # A 429 or an error, quicker than a 202, would flatter its side.
+            tgt = "≥ %.2f: %s" % (r["target"], verdict(
+                ratio >= r["target"] and r["policy"] and clean))
+            tgt += ("; %d non-2xx; replies' `RateLimit-Policy: %s`" % (non2xx["with"], r["policy"])
+                    if r["policy"] else
+                    "; **the rate was not in effect** (no RateLimit-Policy)")
+        lines.append("| %s | %.0f | %.0f | %.2f | %s | %s; %s |" % (
+            r["name"], median(rps["without"]), median(rps["with"]), ratio, tgt,
+            ", ".join("%.0f" % x for x in rps["without"]),
+            ", ".join("%.0f" % x for x in rps["with"])))
+        if not clean:
+            lines.append("|  ↳ non-2xx %d, socket errors %d without; non-2xx %d, socket "
+                         "errors %d with | | | | | |" % (non2xx["without"], errors["without"],
+                                                         non2xx["with"], errors["with"]))
+    return lines + [""]
 
 
 def cgitime(prog, env, body, work, n):
@@ -320,6 +439,8 @@ CGI_PAIR_ROUNDS = 3
 def bench_cgi(work, quick, cgi_dir):
     inst = Instance(Path(work) / "cgi")
     srv = Lighttpd(inst, cgi_dir, BENCH / "noop")
+    # The same client with a rate, for what counting it costs.
+    linst = Instance(Path(work) / "cgi-rate", "[client.%s]\nrate = %s\n" % (CLIENT, RATE))
     dur = 3 if quick else 8
     sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
     ott = json.dumps({"payload": [{"recipient": "49151%08d" % i, "templateID": "order",
@@ -356,18 +477,22 @@ def bench_cgi(work, quick, cgi_dir):
         # The target against the naive CGI compares two rows a few
         # seconds apart on a noisy disk: rounds alternate the two, and
         # the ratio is of their medians.
-        pair = {"naive": [], "sms-deliver": []}
-        for _ in range(CGI_PAIR_ROUNDS):
-            for prog, path in (("naive", "/naive"), ("sms-deliver", "/sms/v1/deliver")):
-                pair[prog].append(wrk(srv.url(path), min(dur, 5),
-                                      lua_post(path, sms, work))["rps"])
-                time.sleep(0.5)
-                inst.clear()
-        med = {k: sorted(v)[len(v) // 2] for k, v in pair.items()}
+        runs = alternating([(prog, srv.url(path), lua_post(path, sms, work), inst)
+                            for prog, path in (("naive", "/naive"),
+                                               ("sms-deliver", "/sms/v1/deliver"))],
+                           CGI_PAIR_ROUNDS, min(dur, 5))
+        pair = {k: [r["rps"] for r in v] for k, v in runs.items()}
+        med = {k: median(v) for k, v in pair.items()}
+        lsrv = Lighttpd(linst, cgi_dir, BENCH / "noop")
+        try:
+            cost = costs(srv, inst, lsrv, linst, sms, work, COST_ROUNDS, min(dur, 5))
+        finally:
+            lsrv.stop()
         for r in rows:
             if r["prog"] == "sms-deliver":
                 r["pair"] = pair
                 r["vs_naive"] = med["sms-deliver"] / med["naive"] if med["naive"] else 0
+                r["costs"] = cost
     finally:
         srv.stop()
     # Diagnostic, not a target: the same sms-deliver with its spool on
@@ -411,6 +536,7 @@ def bench_fcgi(work, quick, cgi_rows):
     the number of workers; the email and OTT routes, CGI (cgi_rows) vs
     FastCGI; the workers' RSS before and after a long run."""
     inst = Instance(Path(work) / "fcgi")
+    linst = Instance(Path(work) / "fcgi-rate", "[client.%s]\nrate = %s\n" % (CLIENT, RATE))
     noop_dir = Path(work) / "noop-sbin"
     noop_dir.mkdir(exist_ok=True)
     os.symlink(BENCH / "noop-fcgi", noop_dir / "msgspool-fcgi")
@@ -491,6 +617,11 @@ def bench_fcgi(work, quick, cgi_rows):
             inst.clear()
             cgi = next((c["rps"] for c in cgi_rows if c["prog"] == prog), None)
             out["rows"].append(dict(r, name=name, cgi=cgi))
+        lim = LighttpdFcgi(linst, ROOT / "fcgi", workers, "rate")
+        try:
+            out["costs"] = costs(srv, inst, lim, linst, sms, work, COST_ROUNDS, min(dur, 5))
+        finally:
+            lim.stop()
         # Nothing of a request stays: the workers' RSS after a warm-up
         # and after a long run of GET /ping and POST /sms/v1/deliver.
         wrk(srv.url("/sms/v1/deliver"), 2, sms_lua)
@@ -700,6 +831,9 @@ def main():
                           % (CGI_PAIR_ROUNDS,
                              ", ".join("%.0f" % x for x in pair["naive"]),
                              ", ".join("%.0f" % x for x in pair["sms-deliver"])), ""]
+            cost = next((r["costs"] for r in rows if "costs" in r), None)
+            if cost:
+                lines += cost_lines(cost)
             sms_rps = next(r["rps"] for r in rows if r["prog"] == "sms-deliver")
         else:
             rows = []
@@ -757,8 +891,11 @@ def main():
                 if r["non2xx"] or r["errors"]:
                     lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
                                  % (r["non2xx"], r["errors"]))
+            lines.append("")
+            if fc.get("costs"):
+                lines += cost_lines(fc["costs"])
             m = fc["rss"]
-            lines += ["", "Workers' RSS (all %d and their supervisor, KiB) after a warm-up: "
+            lines += ["Workers' RSS (all %d and their supervisor, KiB) after a warm-up: "
                       "%d; after %d more requests in %.0f s: %d." % (
                           DEFAULT_FCGI_WORKERS, m["before_kib"], m["requests"],
                           m["seconds"], m["after_kib"]), ""]
