@@ -28,6 +28,7 @@ struct batchr {
 	json_t		*docs[RECEIPTS_MAX];
 	size_t		 n;
 	size_t		 dropped;	/* for messages we do not know */
+	char		 last[ULID_LEN + 1];	/* the last receipt's id */
 };
 
 static struct response *
@@ -85,17 +86,21 @@ section_of(const struct config *cfg, const char *name, const char *key,
 /*
  * A receipt document: for message id (or NULL) / the provider's id, our
  * status and the provider's, when, and the error (stolen, may be NULL).
+ * Its id sorts after the request's earlier ones: msgspoold applies
+ * receipts in id order, so those of one request in the order they came.
  */
 static json_t *
-receipt_doc(const char *provider, const char *msgid, const char *pmid,
-    const char *status, const char *theirs, time_t at, json_t *error)
+receipt_doc(struct batchr *b, const char *provider, const char *msgid,
+    const char *pmid, const char *status, const char *theirs, time_t at,
+    json_t *error)
 {
 	char	 rid[SPOOL_ID_LEN + 1];
 
-	if (ulid_new(rid) == -1) {
+	if (ulid_after(rid, b->last) == -1) {
 		json_decref(error);
 		return NULL;
 	}
+	memcpy(b->last, rid, sizeof(b->last));
 	return msgdoc_receipt_new(rid, provider, msgid, pmid, status, theirs,
 	    at, error);
 }
@@ -198,7 +203,7 @@ twilio(struct ctx *ctx, struct batchr *b)
 			    json_string_value(json_object_get(form,
 			    "ErrorMessage")) ? json_string_value(
 			    json_object_get(form, "ErrorMessage")) : theirs);
-		if (add(ctx, b, receipt_doc("twilio", ulid_valid(
+		if (add(ctx, b, receipt_doc(b, "twilio", ulid_valid(
 		    json_string_value(json_object_get(query, "id")) ?
 		    json_string_value(json_object_get(query, "id")) : "") ?
 		    json_string_value(json_object_get(query, "id")) : NULL,
@@ -305,7 +310,7 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 			    json_object_get(e0, "code"), "message",
 			    json_object_get(e0, "message") ? json_object_get(e0,
 			    "message") : json_object_get(e0, "title"));
-		if (add(ctx, b, receipt_doc("whatsapp", NULL,
+		if (add(ctx, b, receipt_doc(b, "whatsapp", NULL,
 		    json_string_value(json_object_get(st, "id")), ours, theirs,
 		    ts ? (time_t)strtoll(ts, NULL, 10) : time(NULL), error)) ==
 		    -1) {
@@ -367,7 +372,7 @@ http(struct ctx *ctx, struct batchr *b)
 		receipt_index_key("http", id, key);
 		ours = spool_index_get(ctx->spool, key, found) == -1;
 	}
-	if (add(ctx, b, receipt_doc("http", ours ? id : NULL,
+	if (add(ctx, b, receipt_doc(b, "http", ours ? id : NULL,
 	    ours ? NULL : id, status, status, when,
 	    json_is_object(json_object_get(body, "error")) ? json_incref(
 	    json_object_get(body, "error")) : NULL)) == -1) {

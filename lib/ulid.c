@@ -43,6 +43,30 @@ ulid_new(char *out)
 }
 
 int
+ulid_after(char *out, const char *prev)
+{
+	const char	*c;
+	size_t		 i;
+
+	if (ulid_new(out) == -1)
+		return -1;
+	/* Crockford's digits sort as ASCII does: strcmp orders ids. */
+	if (!ulid_valid(prev) || strcmp(out, prev) > 0)
+		return 0;
+	memcpy(out, prev, ULID_LEN + 1);
+	/* 80 random bits never all carry over in practice. */
+	for (i = ULID_LEN; i-- > 10; ) {
+		c = strchr(crockford, out[i]);
+		if (c[1] != '\0') {
+			out[i] = c[1];
+			return 0;
+		}
+		out[i] = crockford[0];
+	}
+	return ulid_new(out);
+}
+
+int
 ulid_prefix(const char *s)
 {
 	size_t	i;

@@ -151,10 +151,35 @@ test_prefix(void **state)
 	assert_false(ulid_prefix("81ARZ3NDEKTSV4RRFFQ69G5FAV"));
 }
 
+static void
+test_after(void **state)
+{
+	char	a[ULID_LEN + 1], b[ULID_LEN + 1], far[ULID_LEN + 1];
+	int	i;
+
+	(void)state;
+	/* None before: a fresh id. */
+	assert_int_equal(ulid_after(a, ""), 0);
+	assert_true(ulid_valid(a));
+	/* A thousand in a row sort in the order they were made. */
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(ulid_after(b, a), 0);
+		assert_true(ulid_valid(b));
+		assert_true(strcmp(b, a) > 0);
+		memcpy(a, b, sizeof(a));
+	}
+	/* After one of the future (a clock gone back): prev plus one. */
+	memcpy(far, "7ZZZZZZZZZ0000000000000ZZZ", sizeof(far));
+	assert_int_equal(ulid_after(b, far), 0);
+	assert_string_equal(b, "7ZZZZZZZZZ0000000000001000");
+	assert_int_equal(ulid_time(b), ulid_time(far));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_id_format),
 		cmocka_unit_test(test_id_unique),
 		cmocka_unit_test(test_id_sorted_by_creation),
