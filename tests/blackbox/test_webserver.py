@@ -17,7 +17,8 @@ BODY = json.dumps({"recipient": RECIPIENT, "messageBody": "hi"})
 
 @pytest.mark.parametrize("path", ["/nope", "/ping/", "/ping/extra",
                                   "/sms/v1", "/sms/v1/deliver/",
-                                  "/email/v1/deliver/x", "/deliver.json"])
+                                  "/email/v1/deliver/x", "/deliver.json",
+                                  "/messages/", "/receipts/"])
 def test_other_paths_are_404(srv, path):
     r = srv.get(path, client=None)
     # A problem under every server but busybox httpd, which has no error
