@@ -76,9 +76,10 @@ rate_take(struct spool *s, const char *client, struct rate *r, size_t n,
 	ok = used + (long long)n <= r->limit;
 	if (ok) {
 		used += (long long)n;
-		got = snprintf(buf, sizeof(buf), "%lld %lld\n", wstart, used);
-		if (pwrite(fd, buf, (size_t)got, 0) != got ||
-		    ftruncate(fd, got) == -1) {
+		/* Fixed width: it always overwrites the whole record. */
+		got = snprintf(buf, sizeof(buf), "%020lld %020lld\n", wstart,
+		    used);
+		if (pwrite(fd, buf, (size_t)got, 0) != got) {
 			close(fd);
 			return -1;
 		}
