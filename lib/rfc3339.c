@@ -17,15 +17,58 @@ two(const char *s, int *out)
 	return 0;
 }
 
+/*
+ * Days since 1970-01-01 of a date of the proleptic Gregorian calendar,
+ * and back.  Counted here, not with timegm or gmtime_r: glibc reads the
+ * time zone database (/etc/localtime, six system calls) the first time
+ * a process converts a time, whichever zone it asks for: a cost per CGI.
+ * Years are shifted to start in March, so that a leap day ends one; an
+ * era is the 400 years after which the calendar repeats (146097 days).
+ */
+static long long
+days_from_civil(long long y, int m, int d)
+{
+	long long	era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void
+civil_from_days(long long z, long long *y, int *m, int *d)
+{
+	long long	era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
 void
 rfc3339_format(time_t t, char *buf, size_t len)
 {
-	struct tm	tm;
+	long long	days, secs, y;
+	int		m, d;
 
-	/* Not strftime: it reads the time zone database, a cost per CGI. */
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	days = (long long)t / 86400;
+	secs = (long long)t % 86400;
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	civil_from_days(days, &y, &m, &d);
+	snprintf(buf, len, "%04lld-%02d-%02dT%02lld:%02lld:%02lldZ", y, m, d,
+	    secs / 3600, secs / 60 % 60, secs % 60);
 }
 
 int
@@ -33,7 +76,6 @@ rfc3339_parse(const char *s, time_t *out)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31,
 	    30, 31 };
-	struct tm	tm;
 	int		y1, y2, mon, day, h, mi, sec, oh = 0, om = 0, sign = 0;
 	long		off;
 	time_t		t;
@@ -67,15 +109,8 @@ rfc3339_parse(const char *s, time_t *out)
 	if (mon == 2 && day == 29 &&
 	    !((y1 % 4 == 0 && y1 % 100 != 0) || y1 % 400 == 0))
 		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y1 - 1900;
-	tm.tm_mon = mon - 1;
-	tm.tm_mday = day;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec == 60 ? 59 : sec;
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
+	t = (time_t)(days_from_civil(y1, mon, day) * 86400 + h * 3600 +
+	    mi * 60 + (sec == 60 ? 59 : sec));
 	off = (long)sign * (oh * 3600L + om * 60L);
 	*out = t - off;
 	return 0;

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,10 +85,39 @@ test_round_trip(void **state)
 	}
 }
 
+/* The calendar counted by hand agrees with the C library's, 1900-2200. */
+static void
+test_agrees_with_libc(void **state)
+{
+	char		 ours[32], theirs[64];
+	struct tm	 tm;
+	time_t		 t, back;
+
+	(void)state;
+	for (t = -2208988800LL; t < 7258118400LL; t += 86400 * 7 + 3661) {
+		rfc3339_format(t, ours, sizeof(ours));
+		assert_non_null(gmtime_r(&t, &tm));
+		snprintf(theirs, sizeof(theirs), "%04d-%02d-%02dT%02d:%02d:%02dZ",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		    tm.tm_min, tm.tm_sec);
+		assert_string_equal(ours, theirs);
+		assert_int_equal(rfc3339_parse(ours, &back), 0);
+		assert_int_equal(back, t);
+	}
+	/* The last second of a leap year's February, and of a century's. */
+	assert_int_equal(rfc3339_parse("2024-02-29T23:59:59Z", &back), 0);
+	rfc3339_format(back, ours, sizeof(ours));
+	assert_string_equal(ours, "2024-02-29T23:59:59Z");
+	assert_int_equal(rfc3339_parse("2000-02-29T00:00:00+01:00", &back), 0);
+	rfc3339_format(back, ours, sizeof(ours));
+	assert_string_equal(ours, "2000-02-28T23:00:00Z");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agrees_with_libc),
 		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_round_trip),
