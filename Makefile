@@ -89,6 +89,8 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
+# cgi_run and cgi_serve, each on a temporary installation (cgirun.c).
+UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
@@ -201,6 +203,20 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 	    $(O)tests/unit/testutil.o $(LIBA) \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype attach,$*),$(MAGIC_LIBS))
+
+$(O)tests/unit/cgirun.o: tests/unit/cgirun.c tests/unit/cgirun.h \
+    tests/unit/testutil.h lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
+
+$(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve: \
+    $(O)tests/unit/test_cgi_%: tests/unit/test_cgi_%.c \
+    $(O)tests/unit/cgirun.o $(O)tests/unit/testutil.o $(LIBA) lib/*.h \
+    tests/unit/cgirun.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(O)tests/unit/cgirun.o $(O)tests/unit/testutil.o $(LIBA) \
+	    $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # A test build of two routes with fault points (FAULT, lib/util.h) in
 # the modules of the durable write: the kill-and-retry test of
@@ -391,7 +407,7 @@ bench/noop-fcgi: bench/noop-fcgi.c
 clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
 	    fcgi/*.o $(FCGI) \
-	    $(UNIT_TESTS) tests/unit/testutil.o
+	    $(UNIT_TESTS) tests/unit/testutil.o tests/unit/cgirun.o
 	rm -f bench/noop bench/naive bench/durable bench/cgitime bench/noop-fcgi
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__
 

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -119,6 +120,37 @@ tu_read_text(const char *path)
 	n = fread(buf, 1, READ_MAX - 1, fp);
 	buf[n] = '\0';
 	fclose(fp);
+	return buf;
+}
+
+char *
+tu_read_fd(int fd, size_t *lenp)
+{
+	char	*buf = NULL, *nb;
+	size_t	 len = 0, cap = 0;
+	ssize_t	 n;
+
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			assert_non_null(nb);
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (buf == NULL) {
+		buf = malloc(1);
+		assert_non_null(buf);
+	}
+	buf[len] = '\0';
+	*lenp = len;
 	return buf;
 }
 

@@ -59,4 +59,10 @@ void	 tu_write_text(const char *path, const char *text);
 /* The file at path, NUL-terminated (at most 64 KiB); free it. */
 char	*tu_read_text(const char *path);
 
+/*
+ * All of fd up to end of file, NUL-terminated, its length in *lenp;
+ * free it.
+ */
+char	*tu_read_fd(int fd, size_t *lenp);
+
 #endif
