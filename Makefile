@@ -89,8 +89,9 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
-# cgi_run and cgi_serve, each on a temporary installation (cgirun.c).
+# The tests of a module in more than one file: cgi, spool.
 UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
+UNIT_TESTS	+= $(O)tests/unit/test_spool_move
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
@@ -200,23 +201,24 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
     $(LIBA) lib/*.h tests/unit/testutil.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
-	    $(O)tests/unit/testutil.o $(LIBA) \
+	    $(filter %.o,$^) $(LIBA) \
 	    $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(if $(filter mimetype attach,$*),$(MAGIC_LIBS))
 
-$(O)tests/unit/cgirun.o: tests/unit/cgirun.c tests/unit/cgirun.h \
+# Helpers that some tests share beyond testutil.o, each linked into the
+# tests that need it: a temporary installation for cgi_run (cgirun.c),
+# a spool's fixture and checks of its files (spooldir.c).
+UNIT_HELPERS	 = $(O)tests/unit/cgirun.o $(O)tests/unit/spooldir.o
+
+$(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
     tests/unit/testutil.h lib/*.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -c -o $@ $<
 
 $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve: \
-    $(O)tests/unit/test_cgi_%: tests/unit/test_cgi_%.c \
-    $(O)tests/unit/cgirun.o $(O)tests/unit/testutil.o $(LIBA) lib/*.h \
-    tests/unit/cgirun.h tests/unit/testutil.h
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
-	    $(O)tests/unit/cgirun.o $(O)tests/unit/testutil.o $(LIBA) \
-	    $(LIBS_BASE) $(CMOCKA_LIBS)
+    $(O)tests/unit/cgirun.o tests/unit/cgirun.h
+$(O)tests/unit/test_spool $(O)tests/unit/test_spool_move: \
+    $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 
 # A test build of two routes with fault points (FAULT, lib/util.h) in
 # the modules of the durable write: the kill-and-retry test of
@@ -407,7 +409,7 @@ bench/noop-fcgi: bench/noop-fcgi.c
 clean:
 	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
 	    fcgi/*.o $(FCGI) \
-	    $(UNIT_TESTS) tests/unit/testutil.o tests/unit/cgirun.o
+	    $(UNIT_TESTS) tests/unit/testutil.o $(UNIT_HELPERS)
 	rm -f bench/noop bench/naive bench/durable bench/cgitime bench/noop-fcgi
 	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__
 
