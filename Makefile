@@ -89,9 +89,10 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
-# The tests of a module in more than one file: cgi, spool.
+# The tests of a module in more than one file: cgi, spool, valid.
 UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
 UNIT_TESTS	+= $(O)tests/unit/test_spool_move
+UNIT_TESTS	+= $(O)tests/unit/test_valid_object
 
 # Debian packages: to build, to test, to benchmark.
 DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
