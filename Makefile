@@ -89,10 +89,12 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
-# The tests of a module in more than one file: cgi, spool, config, valid.
+# The tests of a module in more than one file: cgi, spool, config,
+# keys, valid.
 UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
 UNIT_TESTS	+= $(O)tests/unit/test_spool_move
 UNIT_TESTS	+= $(O)tests/unit/test_config_values
+UNIT_TESTS	+= $(O)tests/unit/test_keys_add
 UNIT_TESTS	+= $(O)tests/unit/test_valid_object
 
 # Debian packages: to build, to test, to benchmark.
@@ -210,9 +212,10 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 # Helpers that some tests share beyond testutil.o, each linked into the
 # tests that need it: a temporary installation for cgi_run (cgirun.c),
 # a spool's fixture and checks of its files (spooldir.c), configs
-# written and parsed (conftext.c).
+# written and parsed (conftext.c), a keys file and its lookups
+# (keysfile.c).
 UNIT_HELPERS	 = $(O)tests/unit/cgirun.o $(O)tests/unit/spooldir.o \
-		   $(O)tests/unit/conftext.o
+		   $(O)tests/unit/conftext.o $(O)tests/unit/keysfile.o
 
 $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
     tests/unit/testutil.h lib/*.h
@@ -225,6 +228,8 @@ $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h
+$(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
+    $(O)tests/unit/keysfile.o tests/unit/keysfile.h
 
 # A test build of two routes with fault points (FAULT, lib/util.h) in
 # the modules of the durable write: the kill-and-retry test of
