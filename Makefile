@@ -90,11 +90,12 @@ UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
 # The tests of a module in more than one file: cgi, spool, config,
-# keys, valid.
+# keys, tmpl, valid.
 UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
 UNIT_TESTS	+= $(O)tests/unit/test_spool_move
 UNIT_TESTS	+= $(O)tests/unit/test_config_values
 UNIT_TESTS	+= $(O)tests/unit/test_keys_add
+UNIT_TESTS	+= $(O)tests/unit/test_tmpl_load
 UNIT_TESTS	+= $(O)tests/unit/test_valid_object
 
 # Debian packages: to build, to test, to benchmark.
@@ -230,6 +231,8 @@ $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h
 $(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
     $(O)tests/unit/keysfile.o tests/unit/keysfile.h
+$(O)tests/unit/test_tmpl $(O)tests/unit/test_tmpl_load: \
+    tests/unit/tmplsample.h
 
 # A test build of two routes with fault points (FAULT, lib/util.h) in
 # the modules of the durable write: the kill-and-retry test of
