@@ -1,0 +1,39 @@
+"""The routes msgspool serves, and their operations in conf/openapi.yaml
+(read with openapi_check; needs Debian's python3-yaml)."""
+
+import openapi_check as oc
+
+# The routes msgspool serves: method, path, CGI program, scope.  The same
+# table is in README.md (The API) and each web server's config maps them.
+ROUTES = [
+    ("GET", "/ping", "ping", "none"),
+    ("GET", "/templates", "templates", "any valid key"),
+    ("POST", "/ott/v1/deliver", "ott-deliver", "ott"),
+    ("POST", "/sms/v1/deliver", "sms-deliver", "sms"),
+    ("POST", "/sms/v1/deliver/batch", "sms-batch", "sms"),
+    ("POST", "/voice/v1/deliver", "voice-deliver", "voice"),
+    ("POST", "/deliver", "email-deliver", "email"),
+    ("POST", "/email/v1/deliver", "email-deliver", "email"),
+    ("POST", "/email/v1/attachments", "attachments", "email"),
+    ("GET", "/messages/{id}", "messages", "any valid key"),
+    ("DELETE", "/messages/{id}", "messages", "any valid key"),
+    ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
+    ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
+]
+# Each path, and the methods it allows in the order Allow names them.
+PATHS = {}
+for _m, _p, _, _ in ROUTES:
+    PATHS.setdefault(_p, []).append(_m)
+# A message id for the concrete path of /messages/{id}.
+SOME_ID = "01M840Q7H2P5C7SYTHCZ984TVK"
+
+DOC = oc.load_document()
+
+
+def op(method, path):
+    return DOC["paths"][path][method.lower()]
+
+
+def response(method, path, status):
+    r = op(method, path)["responses"][str(status)]
+    return oc._deref(DOC, r, [])[0]
