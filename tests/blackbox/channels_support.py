@@ -1,6 +1,6 @@
 """
-Helpers shared by test_ott.py, test_voice.py, test_email.py and
-test_attachments_upload.py: reply and spool-file checks for every
+Helpers shared by test_ott.py, test_voice.py, test_email*.py (and
+email_routes.py) and test_attachments_upload.py: reply and spool-file checks for every
 channel, extra instance data (OTT templates, an [ott.N] section), and
 small real files (PDF, PNG) for attachment type detection.
 """

@@ -25,7 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
 TESTS = ["test_sms.py", "test_sms_batch.py", "test_ott.py", "test_voice.py",
-         "test_email.py", "test_attachments_upload.py", "test_receipts.py"]
+         "test_email.py", "test_email_attachments.py", "test_email_sent.py",
+         "test_attachments_upload.py", "test_receipts.py"]
 PROGRAMS = ("sms-deliver", "sms-batch", "ott-deliver", "voice-deliver",
             "email-deliver", "attachments", "receipts")
 PROVIDERS = ["twilio", "whatsapp", "http"]
