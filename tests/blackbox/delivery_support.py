@@ -1,8 +1,10 @@
 """
-Helpers shared by test_delivery.py and test_crash.py: spool files written
-the way the CGI programs write them (lib/spool.c spool_doc_new and
-spool_enqueue: tmp/ first, then a rename into new/ or deferred/), the
-long-running daemon as a managed process, and bounded waits.
+Helpers shared by test_delivery.py, test_delivery_daemon.py and
+test_crash.py: spool files written the way the CGI programs write them
+(lib/spool.c spool_doc_new and spool_enqueue: tmp/ first, then a rename
+into new/ or deferred/), the long-running daemon as a managed process,
+bounded waits, and the fixtures of the delivery tests (a Standin, an
+instance with no web server).
 """
 
 import datetime
@@ -17,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BIN_DIR, CROCKFORD, SANITIZER_MARKS, STATES, rfc3339, \
-    utcnow
+    utcnow, Instance
+from doubles.standin import Standin
 
 STOP_TIMEOUT = 10       # seconds for a daemon to exit after SIGTERM
 # Seconds to wait for what must happen eventually (a file reaching sent/,
@@ -284,3 +287,26 @@ def timestamp(s):
     """An RFC 3339 'Z' time as seconds since the epoch."""
     return datetime.datetime.fromisoformat(
         s.replace("Z", "+00:00")).timestamp()
+
+
+# ------------------------------------------ fixtures of the delivery tests
+
+@pytest.fixture
+def standin():
+    with Standin() as s:
+        yield s
+
+
+@pytest.fixture
+def inst(tmp_path):
+    """An instance of our own, for tests that need no HTTP API."""
+    return Instance(tmp_path / "inst")
+
+
+def assert_sent(spool, msgid, attempts=1):
+    assert where(spool, msgid) == ["sent"], where(spool, msgid)
+    doc = load(spool, "sent", msgid)
+    assert doc["attempts"] == attempts, doc
+    assert doc["lastError"] is None, doc
+    assert doc["providerReply"], doc
+    return doc
