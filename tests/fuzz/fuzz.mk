@@ -101,12 +101,23 @@ $(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/provider_smpp.c \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_SMPP_SRCS) \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(SMPP_LIBS)
 
+# The request targets' helpers: the reply read and checked (cgireply.c),
+# a receipt signed as its provider signs it (receiptsign.c).
+FUZZ_REQ_OBJS	 = $(FUZZ_O)cgireply.o $(FUZZ_O)receiptsign.o
+
+$(FUZZ_REQ_OBJS): $(FUZZ_O)%.o: tests/fuzz/%.c tests/fuzz/%.h \
+    tests/fuzz/fuzzutil.h lib/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
 # A program's target: fuzz_request.c around cgi-bin/PROGRAM.c.
 $(FUZZ_PROGS:%=$(FUZZ_O)fuzz-request-%): $(FUZZ_O)fuzz-request-%: \
-    tests/fuzz/fuzz_request.c cgi-bin/%.c $(FUZZ_O)message.o $(FUZZ_DEPS)
+    tests/fuzz/fuzz_request.c cgi-bin/%.c $(FUZZ_O)message.o \
+    $(FUZZ_REQ_OBJS) $(FUZZ_REQ_OBJS:$(FUZZ_O)%.o=tests/fuzz/%.h) \
+    $(FUZZ_DEPS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I. -Ispooler \
 	    -DCGI_SOURCE='"cgi-bin/$*.c"' -DCGI_PROGRAM='"$*"' \
 	    -DCGI_ENDPOINT=ep_$(subst -,_,$*) \
-	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o $(FUZZ_REQ_OBJS) \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(MAGIC_LIBS) \
 	    $(GMIME_LIBS)

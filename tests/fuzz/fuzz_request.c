@@ -47,8 +47,9 @@
 #include <unistd.h>
 
 #include "cgi.h"
+#include "cgireply.h"
 #include "fuzzutil.h"
-#include <nettle/hmac.h>
+#include "receiptsign.h"
 
 #include "keys.h"
 #include "message.h"
@@ -92,15 +93,6 @@ static struct {
 	int		 receipts;	/* the route stores receipts */
 	const char	*channel;
 } inst;
-
-/* A string member's value, "" when it is absent or no string. */
-static const char *
-str(const json_t *obj, const char *key)
-{
-	const char	*v = json_string_value(json_object_get(obj, key));
-
-	return v ? v : "";
-}
 
 static void
 write_text(const char *dir, const char *name, const char *text)
@@ -227,73 +219,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The whole of fd from its start, NUL-terminated. */
-static char *
-read_all(int fd, size_t *len)
-{
-	struct stat	 st;
-	char		*buf;
-	ssize_t		 n;
-	size_t		 got = 0;
-
-	if (fstat(fd, &st) == -1 || (buf = malloc((size_t)st.st_size +
-	    1)) == NULL)
-		fuzz_fail("cannot read the reply");
-	while (got < (size_t)st.st_size) {
-		n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-		if (n <= 0)
-			fuzz_fail("cannot read the reply");
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
-	return buf;
-}
-
-/* Check the CGI reply; its status, its parsed body in *body. */
-static int
-check_reply(const char *r, size_t len, json_t **body)
-{
-	const char	*p = r, *eol, *colon, *type = NULL;
-	size_t		 clen = SIZE_MAX, n;
-	json_error_t	 je;
-	int		 status, used;
-
-	if (sscanf(r, "Status: %3d%n", &status, &used) != 1 || used != 11 ||
-	    status < 100 || status > 599)
-		fuzz_fail("reply without a status line: %.80s", r);
-	for (;;) {
-		if ((eol = memmem(p, len - (size_t)(p - r), "\r\n", 2)) ==
-		    NULL)
-			fuzz_fail("reply headers without an end");
-		if (eol == p)
-			break;
-		n = (size_t)(eol - p);
-		if (memchr(p, '\n', n) || memchr(p, '\r', n) ||
-		    (colon = memchr(p, ':', n)) == NULL || colon[1] != ' ')
-			fuzz_fail("bad reply header line: %.*s", (int)n, p);
-		if (strncmp(p, "Content-Type: ", 14) == 0)
-			type = p + 14;
-		if (strncmp(p, "Content-Length: ", 16) == 0)
-			clen = strtoul(p + 16, NULL, 10);
-		p = eol + 2;
-	}
-	p += 2;
-	if (type == NULL || clen != len - (size_t)(p - r))
-		fuzz_fail("reply: Content-Type or Content-Length wrong");
-	if ((*body = json_loadb(p, clen, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-	    &je)) == NULL)
-		fuzz_fail("reply body is not JSON: %s", je.text);
-	if (strncmp(type, "application/problem+json", 24) == 0) {
-		if (json_integer_value(json_object_get(*body, "status")) !=
-		    status || strncmp(str(*body, "type"),
-		    "urn:msgspool:problem:", 21) != 0)
-			fuzz_fail("problem with another status or no type");
-	} else if (strncmp(type, "application/json", 16) != 0)
-		fuzz_fail("reply of type %.40s", type);
-	return status;
-}
-
 /* Add the ids of one reply object (and its "error" check). */
 static void
 entry_ids(const json_t *e, json_t *ids)
@@ -393,9 +318,9 @@ check_file(const char *id, const char *rel)
 	if ((doc = spool_load(inst.s, strcmp(rel, "new") == 0 ? SPOOL_NEW :
 	    SPOOL_DEFERRED, name, err, sizeof(err))) == NULL)
 		fuzz_fail("spool_load: %s", err);
-	if (strcmp(str(doc, "id"), id) != 0 ||
-	    strcmp(str(doc, "client"), CLIENT) != 0 ||
-	    strcmp(str(doc, "channel"), inst.channel) != 0)
+	if (strcmp(fuzz_str(doc, "id"), id) != 0 ||
+	    strcmp(fuzz_str(doc, "client"), CLIENT) != 0 ||
+	    strcmp(fuzz_str(doc, "channel"), inst.channel) != 0)
 		fuzz_fail("%s/%s: id, client or channel wrong", rel, name);
 	msg = json_object_get(doc, "message");
 	if (!json_is_object(msg))
@@ -493,74 +418,6 @@ struct req {
 	char		*stdwh;		/* malloc'd */
 };
 
-static int
-keycmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* X-Twilio-Signature: base64(HMAC-SHA1(token, url, sorted params)). */
-static void
-twilio_sign(struct req *r)
-{
-	struct hmac_sha1_ctx	 ctx;
-	uint8_t			 d[SHA1_DIGEST_SIZE];
-	const char		*url = PUBLIC_URL "/receipts/twilio", **keys;
-	const char		*k, *v;
-	json_t			*form, *val;
-	char			*b64;
-	size_t			 n = 0, i;
-
-	if ((form = receipt_form_parse((const char *)r->body, r->len)) ==
-	    NULL)
-		return;
-	if ((keys = calloc(json_object_size(form) + 1, sizeof(*keys))) ==
-	    NULL) {
-		json_decref(form);
-		return;
-	}
-	json_object_foreach(form, k, val)
-		keys[n++] = k;
-	qsort(keys, n, sizeof(*keys), keycmp);
-	hmac_sha1_set_key(&ctx, strlen(TWILIO_TOKEN),
-	    (const uint8_t *)TWILIO_TOKEN);
-	hmac_sha1_update(&ctx, strlen(url), (const uint8_t *)url);
-	for (i = 0; i < n; i++) {
-		v = json_string_value(json_object_get(form, keys[i]));
-		hmac_sha1_update(&ctx, strlen(keys[i]),
-		    (const uint8_t *)keys[i]);
-		if (v != NULL)
-			hmac_sha1_update(&ctx, strlen(v), (const uint8_t *)v);
-	}
-	hmac_sha1_digest(&ctx, sizeof(d), d);
-	if ((b64 = mime_base64_encode(d, sizeof(d))) != NULL)
-		snprintf(r->sig, sizeof(r->sig), "HTTP_X_TWILIO_SIGNATURE=%s",
-		    b64);
-	free(b64);
-	free(keys);
-	json_decref(form);
-}
-
-/* X-Hub-Signature-256: "sha256=" hex(HMAC-SHA256(app secret, body)). */
-static void
-meta_sign(struct req *r)
-{
-	struct hmac_sha256_ctx	 ctx;
-	uint8_t			 d[SHA256_DIGEST_SIZE];
-	int			 n;
-	size_t			 i;
-
-	hmac_sha256_set_key(&ctx, strlen(WA_SECRET),
-	    (const uint8_t *)WA_SECRET);
-	hmac_sha256_update(&ctx, r->len, r->body);
-	hmac_sha256_digest(&ctx, sizeof(d), d);
-	n = snprintf(r->sig, sizeof(r->sig),
-	    "HTTP_X_HUB_SIGNATURE_256=sha256=");
-	for (i = 0; i < sizeof(d); i++)
-		n += snprintf(r->sig + n, sizeof(r->sig) - (size_t)n, "%02x",
-		    d[i]);
-}
-
 /*
  * The request of an input.  For a send route, the input is the JSON
  * body.  For receipts, its first byte picks the provider (twilio,
@@ -572,7 +429,8 @@ request_of(const uint8_t *data, size_t size, struct req *r)
 {
 	static const char *const providers[] = { "twilio", "whatsapp",
 	    "http" };
-	size_t	n = 0;
+	char	*sig, hub[80];
+	size_t	 n = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->body = data;
@@ -600,11 +458,20 @@ request_of(const uint8_t *data, size_t size, struct req *r)
 		if (strcmp(r->provider, "twilio") == 0) {
 			r->envp[n++] = "CONTENT_TYPE=application/"
 			    "x-www-form-urlencoded";
-			twilio_sign(r);
+			if ((sig = fuzz_twilio_signature(TWILIO_TOKEN,
+			    PUBLIC_URL "/receipts/twilio", r->body,
+			    r->len)) != NULL)
+				snprintf(r->sig, sizeof(r->sig),
+				    "HTTP_X_TWILIO_SIGNATURE=%s", sig);
+			free(sig);
 		} else {
 			r->envp[n++] = "CONTENT_TYPE=application/json";
-			if (strcmp(r->provider, "whatsapp") == 0)
-				meta_sign(r);
+			if (strcmp(r->provider, "whatsapp") == 0) {
+				fuzz_meta_signature(WA_SECRET, r->body,
+				    r->len, hub, sizeof(hub));
+				snprintf(r->sig, sizeof(r->sig),
+				    "HTTP_X_HUB_SIGNATURE_256=%s", hub);
+			}
 		}
 		if (strcmp(r->provider, "http") == 0) {
 			snprintf(r->ts, sizeof(r->ts),
@@ -650,7 +517,7 @@ check_receipts(int status, const json_t *body, const char *provider)
 			if ((doc = spool_area_load(inst.s, "receipts",
 			    de->d_name, err, sizeof(err))) == NULL)
 				fuzz_fail("receipts/%s: %s", de->d_name, err);
-			if (strcmp(str(doc, "provider"), provider) != 0)
+			if (strcmp(fuzz_str(doc, "provider"), provider) != 0)
 				fuzz_fail("receipts/%s: not a %s receipt",
 				    de->d_name, provider);
 			json_decref(doc);
@@ -688,7 +555,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	setitimer(ITIMER_REAL, &timer, NULL);
 	if (rc != 0)
 		fuzz_fail("cgi_run returned %d", rc);
-	reply = read_all(out, &len);
+	reply = fuzz_read_all(out, &len);
 	close(in);
 	close(out);
 	free(r.stdwh);
@@ -699,7 +566,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* FUZZ_VERBOSE=1 when replaying: what the program answered. */
 	if (getenv("FUZZ_VERBOSE") != NULL)
 		printf("%s\n", reply);
-	status = check_reply(reply, len, &body);
+	status = fuzz_check_reply(reply, len, &body);
 	if (status >= 500 || (status >= 300 && status != 400 &&
 	    status != 413 && !(inst.receipts && status == 403)))
 		fuzz_fail("status %d from a healthy instance: %s", status,

@@ -151,6 +151,14 @@ fuzz_path(char *out, const char *fmt, ...)
 		fuzz_fail("path too long: %s", out);
 }
 
+const char *
+fuzz_str(const json_t *obj, const char *key)
+{
+	const char	*v = json_string_value(json_object_get(obj, key));
+
+	return v ? v : "";
+}
+
 int
 fuzz_open_fds(void)
 {

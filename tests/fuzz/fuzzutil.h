@@ -37,6 +37,9 @@ void	 fuzz_path(char *out, const char *fmt, ...)
 void	 fuzz_fail(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 
+/* A string member's value, "" when it is absent or no string. */
+const char	*fuzz_str(const json_t *obj, const char *key);
+
 /* How many file descriptors this process has open. */
 int	 fuzz_open_fds(void);
 
