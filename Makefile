@@ -51,7 +51,7 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi batch keys ulid rfc3339 msgdoc receipt event spool claim commit area rate idem valid tmpl sms buf html mime util blob attach netfs
+LIB_MODULES	 = log config http problem channel cgi serve batch keys ulid rfc3339 msgdoc receipt event spool claim commit area rate idem valid tmpl sms buf html mime util blob attach netfs
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
 LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
@@ -89,9 +89,8 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
-# The tests of a module in more than one file: cgi, spool, config,
-# keys, tmpl, valid.
-UNIT_TESTS	+= $(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve
+# The tests of a module in more than one file: spool, config, keys,
+# tmpl, valid.
 UNIT_TESTS	+= $(O)tests/unit/test_spool_move
 UNIT_TESTS	+= $(O)tests/unit/test_config_values
 UNIT_TESTS	+= $(O)tests/unit/test_keys_add
@@ -211,7 +210,7 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 	    $(if $(filter mimetype attach,$*),$(MAGIC_LIBS))
 
 # Helpers that some tests share beyond testutil.o, each linked into the
-# tests that need it: a temporary installation for cgi_run (cgirun.c),
+# tests that need it: a temporary installation for the pipeline (cgirun.c),
 # a spool's fixture and checks of its files (spooldir.c), configs
 # written and parsed (conftext.c), a keys file and its lookups
 # (keysfile.c).
@@ -223,8 +222,7 @@ $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -c -o $@ $<
 
-$(O)tests/unit/test_cgi_run $(O)tests/unit/test_cgi_serve: \
-    $(O)tests/unit/cgirun.o tests/unit/cgirun.h
+$(O)tests/unit/test_serve: $(O)tests/unit/cgirun.o tests/unit/cgirun.h
 $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \

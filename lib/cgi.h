@@ -130,6 +130,17 @@ struct tmpl	*cgi_tmpl_load(const struct ctx *, enum tmpl_kind,
 		    const char *id, enum msg_status *status, char *err,
 		    size_t errlen);
 
+/*
+ * A cgi_io over a pair of file descriptors, a CGI's stdin and stdout
+ * (cgi_run); fds holds them and must live as long as io.
+ */
+struct cgi_fds {
+	int	in;
+	int	out;
+};
+void		 cgi_fd_io(struct cgi_io *io, struct cgi_fds *fds, int in,
+		    int out);
+
 /* The value of name in a NULL-terminated environment, or NULL. */
 const char	*cgi_env(char *const *envp, const char *name);
 

@@ -1,8 +1,9 @@
 /*
  * test_cgi.c: unit tests for lib/cgi.c (RFC 3875; conf/openapi.yaml): the
  * request (cgi_env, cgi_request_init, cgi_request_read, cgi_request_drain),
- * cgi_is_json, and the problems of response_error and cgi_server_error.
- * cgi_run is tested in test_cgi_run.c, cgi_serve in test_cgi_serve.c.
+ * cgi_is_json, and the problems of response_error and cgi_server_error
+ * (lib/serve.c).
+ * The pipeline (lib/serve.c: cgi_run, cgi_serve) is tested in test_serve.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
