@@ -89,6 +89,13 @@ int		 load_config(struct daemon *);
  * test keys' route; into buf, NULL when the message names no channel.
  */
 const char	*route_section(const json_t *doc, char *buf, size_t len);
+/*
+ * The route a document goes by, or NULL with the reason in err and in
+ * *status whether an operator can fix it (MSG_TEMPFAIL) or never
+ * (MSG_PERMFAIL: the document names no channel).
+ */
+struct route	*route_of(struct daemon *, const json_t *doc, char *err,
+		    size_t errlen, enum msg_status *status);
 
 /* daemon_chores.c */
 void		 chores(struct daemon *, time_t now, int hold);

@@ -115,32 +115,6 @@ job_done(struct daemon *d, struct job *job)
 }
 
 /*
- * The route a document goes by, or NULL with the reason in err and in
- * *status whether an operator can fix it (MSG_TEMPFAIL: a section's
- * provider or keys are wrong) or never (MSG_PERMFAIL: the document
- * names no channel).
- */
-static struct route *
-route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen,
-    enum msg_status *status)
-{
-	char		 section[64];
-	struct route	*r;
-
-	*status = MSG_PERMFAIL;
-	if (route_section(doc, section, sizeof(section)) == NULL) {
-		snprintf(err, errlen, "no channel to route by");
-		return NULL;
-	}
-	if (strcmp(section, PROVIDER_TEST_SECTION) == 0)
-		return route_get(d, section, msgdoc_channel(doc), err, errlen);
-	if ((r = route_get(d, section, json_string_value(json_object_get(doc,
-	    "channel")), err, errlen)) == NULL)
-		*status = MSG_TEMPFAIL;
-	return r;
-}
-
-/*
  * The spool refused a claim or a record (read-only, full, permissions):
  * logged once a minute, counted for the exit status of --once.
  */
