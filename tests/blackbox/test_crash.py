@@ -23,25 +23,14 @@ import time
 
 import pytest
 
-from conftest import SERVER, Instance
+from conftest import SERVER
 from delivery_support import (EVENTUALLY, count, daemons, enqueue, ids_in,
-                              load, make_doc, queue_sms, wait_until, where)
-from doubles.standin import Standin
+                              inst, load, make_doc, queue_sms, standin,
+                              wait_until, where)
 
-__all__ = ["daemons"]   # the fixture, imported for pytest
+__all__ = ["daemons", "inst", "standin"]   # fixtures, imported for pytest
 
 HOUR = 3600
-
-
-@pytest.fixture
-def standin():
-    with Standin() as s:
-        yield s
-
-
-@pytest.fixture
-def inst(tmp_path):
-    return Instance(tmp_path / "inst")
 
 
 def to_of(i):
