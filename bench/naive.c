@@ -5,7 +5,7 @@
  * body (CONTENT_LENGTH bytes), writes it to SPOOL/tmp/NAME, fsyncs it,
  * renames it into SPOOL/new/ and fsyncs that directory, then answers
  * 202.  SPOOL is the "spool" directory next to $MSGSPOOL_CONFIG, as
- * bench/run.py lays an instance out.
+ * bench/instance.py lays an instance out.
  */
 #include <fcntl.h>
 #include <limits.h>

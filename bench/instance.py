@@ -1,0 +1,247 @@
+"""The servers bench/run.py measures: a temporary msgspool instance
+(Instance: config, keys, templates, spool, and SMS and email files
+queued fast), lighttpd over the CGI programs (Lighttpd) and lighttpd
+over a FastCGI responder (LighttpdFcgi), with the bench client's key.
+"""
+import hashlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+KEY = "bench-key-0123456789"
+CLIENT = "bench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ulid():
+    ms = int(time.time() * 1000)
+    return ("".join(CROCKFORD[(ms >> (45 - 5 * i)) & 31] for i in range(10)) +
+            "".join(random.choice(CROCKFORD) for _ in range(16)))
+
+
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+class Instance:
+    """A temporary msgspool instance: config, keys, templates, spool."""
+
+    def __init__(self, base, extra=""):
+        self.base = Path(base)
+        self.spool = self.base / "spool"
+        for d in ("tmp", "new", "deferred", "cur", "sent", "failed"):
+            (self.spool / d).mkdir(parents=True, exist_ok=True)
+        t = self.base / "templates" / CLIENT
+        (t / "email").mkdir(parents=True, exist_ok=True)
+        (t / "ott").mkdir(parents=True, exist_ok=True)
+        (t / "email" / "welcome.tmpl").write_text(
+            "Name: Welcome\nSubject: Welcome, {{name}}\nFrom: hello@example.com\n"
+            "Tags: bench\nCreated: 2026-01-01T00:00:00Z\n\n"
+            "<html><body><p>Hello {{name}},</p><p>your account is ready.</p></body></html>\n")
+        (t / "ott" / "order.tmpl").write_text(
+            "Name: Order\nParameters: 2\nLanguage: en_US\nProvider-Template: order\n\n"
+            "Hello {{1}}, order {{2}} has shipped.\n")
+        (self.base / "keys").write_text(
+            "%s:%s:*\n" % (CLIENT, hashlib.sha256(KEY.encode()).hexdigest()))
+        self.conf = self.base / "msgspool.conf"
+        self.write_conf(extra)
+
+    def write_conf(self, extra=""):
+        self.conf.write_text(
+            "spool = %s\nkeys = %s\ntemplates = %s\n%s\n[ott.1]\nprovider = file\n"
+            % (self.spool, self.base / "keys", self.base / "templates", extra))
+
+    def count(self, state):
+        return sum(1 for _ in os.scandir(self.spool / state))
+
+    def clear(self):
+        """Empty the spool for the next row.  The old directories are set
+        aside, not removed, until the run's end: ext4 skips inodes freed
+        in the last minute or more when it allocates new ones, so removing
+        100,000 files would slow the creates of the rows that follow."""
+        trash = self.base / "trash"
+        trash.mkdir(exist_ok=True)
+        for d in ("tmp", "new", "deferred", "cur", "sent", "failed", "outbox",
+                  "idempotency"):
+            p = self.spool / d
+            if p.exists():
+                # A request wrk gave up on may still be finishing in it:
+                # it ends in the directory set aside.
+                p.rename(trash / ("%s.%d" % (d, len(os.listdir(trash)))))
+            if d not in ("outbox", "idempotency"):
+                p.mkdir(exist_ok=True)
+
+    def queue_sms(self, n, state="new", due=None):
+        """Write n SMS spool files as sms-deliver does, fast."""
+        now = time.time()
+        tmp = self.spool / "tmp"
+        for i in range(n):
+            mid = ulid()
+            doc = {"version": 1, "id": mid, "channel": "sms", "client": CLIENT,
+                   "created": rfc3339(now), "attempts": 0,
+                   "nextAttempt": rfc3339(due or now), "lastError": None,
+                   "providerReply": None,
+                   "message": {"to": "+49151%08d" % i, "body": "bench %d" % i}}
+            p = tmp / (mid + ".json")
+            p.write_text(json.dumps(doc))
+            if due:
+                os.utime(p, (due, due))
+            os.rename(p, self.spool / state / (mid + ".json"))
+
+    def queue_email(self, n):
+        now = time.time()
+        tmp = self.spool / "tmp"
+        for i in range(n):
+            mid = ulid()
+            html = "<p>Hello user %d, your account is ready.</p>" % i
+            doc = {"version": 1, "id": mid, "channel": "email", "client": CLIENT,
+                   "created": rfc3339(now), "attempts": 0,
+                   "nextAttempt": rfc3339(now), "lastError": None,
+                   "providerReply": None,
+                   "message": {"from": "hello@example.com",
+                               "to": "user%d@example.net" % i,
+                               "subject": "Welcome %d" % i, "html": html,
+                               "text": "Hello user %d, your account is ready.\n" % i,
+                               "attachments": []}}
+            p = tmp / (mid + ".json")
+            p.write_text(json.dumps(doc))
+            os.rename(p, self.spool / "new" / (mid + ".json"))
+
+
+class Lighttpd:
+    """lighttpd over the built CGI programs plus the no-op CGI."""
+
+    def __init__(self, inst, cgi_dir, noop):
+        self.run = inst.base / "run"
+        (self.run / "empty").mkdir(parents=True, exist_ok=True)
+        self.cgi = inst.base / "cgi-bin"
+        self.cgi.mkdir(exist_ok=True)
+        for prog in os.listdir(cgi_dir):
+            p = Path(cgi_dir) / prog
+            if os.access(p, os.X_OK) and p.is_file() and "." not in prog:
+                os.symlink(p, self.cgi / prog)
+        os.symlink(noop, self.cgi / "noop")
+        os.symlink(BENCH / "naive", self.cgi / "naive")
+        self.conf = self.run / "bench-lighttpd.conf"
+        # The shipped config, plus routes for the baselines.
+        self.conf.write_text('include "%s"\nurl.rewrite-once += ( "^/noop$" => "/cgi-bin/noop", '
+                             '"^/naive$" => "/cgi-bin/naive" )\n'
+                             'server.max-connections = 4096\n' % (ROOT / "conf" / "lighttpd.conf"))
+        self.port = free_port()
+        env = dict(os.environ, MSGSPOOL_CGI_DIR=str(self.cgi), MSGSPOOL_CONFIG=str(inst.conf),
+                   MSGSPOOL_PORT=str(self.port), MSGSPOOL_RUNDIR=str(self.run))
+        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("lighttpd did not start")
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class LighttpdFcgi:
+    """lighttpd with the shipped conf/lighttpd-fcgi.conf, starting the
+    FastCGI responder named msgspool-fcgi in sbin_dir with `workers`
+    workers (MSGSPOOL_FCGI_WORKERS): msgspool-fcgi, or the no-op responder
+    linked under that name."""
+
+    def __init__(self, inst, sbin_dir, workers, name="fcgi"):
+        self.run = inst.base / ("run-%s-%d" % (name, workers))
+        (self.run / "empty").mkdir(parents=True, exist_ok=True)
+        self.conf = self.run / "bench-lighttpd-fcgi.conf"
+        self.conf.write_text('include "%s"\nserver.max-connections = 4096\n'
+                             % (ROOT / "conf" / "lighttpd-fcgi.conf"))
+        self.port = free_port()
+        env = dict(os.environ, MSGSPOOL_SBIN_DIR=str(sbin_dir),
+                   MSGSPOOL_CONFIG=str(inst.conf), MSGSPOOL_PORT=str(self.port),
+                   MSGSPOOL_RUNDIR=str(self.run),
+                   MSGSPOOL_FCGI_WORKERS=str(workers))
+        self.out = open(self.run / "lighttpd.out", "w")
+        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env,
+                                     stdout=self.out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("lighttpd (FastCGI) did not start")
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def workers_rss_kib(self):
+        """The summed VmRSS of the responder's processes (lighttpd's
+        children and theirs), in KiB."""
+        total = 0
+        for pid in _descendants(self.proc.pid):
+            try:
+                with open("/proc/%d/status" % pid) as f:
+                    for line in f:
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1])
+            except OSError:
+                pass
+        return total
+
+    def stop(self):
+        # lighttpd, and the responder it started (its own session).
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.out.close()
+
+
+def _descendants(pid):
+    """pid's children, grandchildren and so on (from /proc)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for k in kids.get(p, []):
+            out.append(k)
+            todo.append(k)
+    return out

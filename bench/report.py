@@ -1,0 +1,295 @@
+"""bench/results.md from what bench/run.py measured: render(results) is
+its text.  results is what run.measure() returns (or a --dump of it, read
+back as JSON): the machine at the start, the rows of each section that
+ran, keyed by its name in --only, the load at the end, and the parameters
+the text names (rounds, workers).  Nothing here measures.
+"""
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def verdict(ok):
+    return "met" if ok else "**MISSED**"
+
+
+def cost_lines(c):
+    """The rows of costs(c) for results.md."""
+    lines = ["What a client's rate and an Idempotency-Key cost POST /sms/v1/deliver: "
+             "each against the same route without it, in %d alternating rounds "
+             "of %d s (req/s, medians):" % (c["rounds"], c["seconds"]), "",
+             "| POST /sms/v1/deliver with | without, req/s | with, req/s | with / without "
+             "| target | every round, req/s (without; with) |",
+             "|---|---|---|---|---|---|"]
+    for r in c["rows"]:
+        rps = {k: [x["rps"] for x in v] for k, v in r["runs"].items()}
+        ratio = median(rps["with"]) / median(rps["without"]) if median(rps["without"]) else 0
+        non2xx = {k: sum(x["non2xx"] for x in v) for k, v in r["runs"].items()}
+        errors = {k: sum(x["errors"] for x in v) for k, v in r["runs"].items()}
+        clean = not any(non2xx.values()) and not any(errors.values())
+        tgt = "none (information)"
+        if r["target"]:
+            # A 429 or an error, quicker than a 202, would flatter its side.
+            tgt = "≥ %.2f: %s" % (r["target"], verdict(
+                ratio >= r["target"] and r["policy"] and clean))
+            tgt += ("; %d non-2xx; replies' `RateLimit-Policy: %s`" % (non2xx["with"], r["policy"])
+                    if r["policy"] else
+                    "; **the rate was not in effect** (no RateLimit-Policy)")
+        lines.append("| %s | %.0f | %.0f | %.2f | %s | %s; %s |" % (
+            r["name"], median(rps["without"]), median(rps["with"]), ratio, tgt,
+            ", ".join("%.0f" % x for x in rps["without"]),
+            ", ".join("%.0f" % x for x in rps["with"])))
+        if not clean:
+            lines.append("|  ↳ non-2xx %d, socket errors %d without; non-2xx %d, socket "
+                         "errors %d with | | | | | |" % (non2xx["without"], errors["without"],
+                                                         non2xx["with"], errors["with"]))
+    return lines + [""]
+
+
+def cgi_lines(rows, pair_rounds):
+    """Section 1, the CGI rows."""
+    lines = ["## 1. CGI under lighttpd (wrk, 2 threads, 16 connections)", "",
+             "| Endpoint | req/s | p50 ms | p99 ms | vs no-op | exec→exit p50 ms | peak RSS KiB | target |",
+             "|---|---|---|---|---|---|---|---|"]
+    naive = next((r["rps"] for r in rows if r["prog"] == "naive"), 0)
+    for r in rows:
+        tgt = ""
+        if r["prog"] == "sms-deliver":
+            vs = r.get("vs_naive", r["rps"] / naive if naive else 0)
+            tgt = ("≥ 0.80: " + verdict(r["ratio"] >= 0.80) +
+                   "; %.2f× the naive durable CGI (median of %d "
+                   "alternating rounds), ≥ 0.95×: %s"
+                   % (vs, pair_rounds, verdict(vs >= 0.95)))
+        elif r["prog"] == "ping":
+            tgt = "≥ 0.95: " + verdict(r["ratio"] >= 0.95)
+        if r["prog"] not in ("noop", "naive", "diagnostic"):
+            tgt += ("; " if tgt else "") + "p50 ≤ 1 ms: " + verdict(
+                r.get("p50_us", 1e9) <= 1000) + "; RSS ≤ 4 MiB: " + verdict(
+                r.get("maxrss_kib", 1e9) <= 4096)
+        lines.append("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %s |" % (
+            r["name"], r["rps"], r["p50_ms"], r["p99_ms"], r["ratio"],
+            r.get("p50_us", float("nan")) / 1000, int(r.get("maxrss_kib", 0)), tgt))
+        if r["non2xx"] or r["errors"]:
+            lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
+                         % (r["non2xx"], r["errors"]))
+    lines.append("")
+    pair = next((r["pair"] for r in rows if "pair" in r), None)
+    if pair:
+        lines += ["POST /sms/v1/deliver and the naive durable CGI in %d "
+                  "alternating rounds of 5 s, req/s: naive %s; sms-deliver %s."
+                  % (pair_rounds,
+                     ", ".join("%.0f" % x for x in pair["naive"]),
+                     ", ".join("%.0f" % x for x in pair["sms-deliver"])), ""]
+    cost = next((r["costs"] for r in rows if "costs" in r), None)
+    if cost:
+        lines += cost_lines(cost)
+    return lines
+
+
+def fcgi_lines(fc, rows, rounds, workers):
+    """Section 1b, FastCGI, next to the CGI rows (rows, [] if none ran)
+    with `workers`, the default number."""
+    lines = ["## 1b. FastCGI: msgspool-fcgi under lighttpd mod_fastcgi "
+             "(wrk, 2 threads, 16 connections)", "",
+             "POST /sms/v1/deliver by the number of workers (`-w`; every "
+             "message synced before its reply), the median of %d interleaved "
+             "rounds of 5 s:" % rounds, "",
+             "| Workers | req/s (median) | p50 ms | p99 ms | every round, req/s |",
+             "|---|---|---|---|---|"]
+    for r in fc["sweep"]:
+        lines.append("| %d | %.0f | %.2f | %.2f | %s |" % (
+            r["workers"], r["rps"], r["p50_ms"], r["p99_ms"],
+            ", ".join("%.0f" % x for x in r["all"])))
+    lines += ["", "Best here: %d workers; the default is %d." % (
+        fc["best_workers"], workers), ""]
+    if fc["disk_rps"]:
+        lines += [
+            "The disk's limit for the same promise, in the same rounds: "
+            "bench/durable, %d processes each queueing 400-byte messages "
+            "as msgspool-spool(5) says (new file in tmp/, write, fsync, "
+            "rename into new/, fsync new/), no HTTP, no parsing: **%.0f** "
+            "messages/s (median; rounds %s). msgspool-fcgi with %d workers "
+            "reaches **%.2f** of it." % (
+                workers, fc["disk_rps"],
+                ", ".join("%.0f" % x for x in fc["disk_all"]),
+                workers,
+                next(r["rps"] for r in fc["sweep"]
+                     if r["workers"] == workers) / fc["disk_rps"]),
+            ""]
+    lines += [
+        "With %d workers, next to a no-op FastCGI responder in C (libfcgi, "
+        "same config, same number of processes: the limit of the server "
+        "and the FastCGI path) and to the CGI rows above:" % workers, "",
+        "| Endpoint | req/s | p50 ms | p99 ms | no-op responder req/s | vs no-op | CGI req/s | vs CGI |",
+        "|---|---|---|---|---|---|---|---|"]
+    for r in fc["rows"]:
+        cgi = r.get("cgi") or next(
+            (c["rps"] for c in rows if c["name"] == r["name"]), None)
+        lines.append("| %s | %.0f | %.2f | %.2f | %s | %s | %s | %s |" % (
+            r["name"], r["rps"], r["p50_ms"], r["p99_ms"],
+            "%.0f" % r["base"] if r.get("base") else "",
+            "%.2f" % (r["rps"] / r["base"]) if r.get("base") else "",
+            "%.0f" % cgi if cgi else "",
+            "%.1f×" % (r["rps"] / cgi) if cgi else ""))
+        if r["non2xx"] or r["errors"]:
+            lines.append("|  ↳ non-2xx %d, socket errors %d | | | | | | | |"
+                         % (r["non2xx"], r["errors"]))
+    lines.append("")
+    if fc.get("costs"):
+        lines += cost_lines(fc["costs"])
+    m = fc["rss"]
+    lines += ["Workers' RSS (all %d and their supervisor, KiB) after a warm-up: "
+              "%d; after %d more requests in %.0f s: %d." % (
+                  workers, m["before_kib"], m["requests"],
+                  m["seconds"], m["after_kib"]), ""]
+    return lines
+
+
+def kannel_lines(k, sms_rps, fcgi_sms, fcgi_disk, fcgi_batch):
+    """Section 2, Kannel's sendsms next to msgspool's figures for SMS
+    (None where their section did not run)."""
+    lines = ["## 2. Accepting SMS: msgspool vs Kannel's sendsms", ""]
+    if "error" in k:
+        lines.append("Kannel could not be measured: %s" % k["error"])
+    else:
+        lines += ["| | req/s | p50 ms | p99 ms |", "|---|---|---|---|",
+                  "| msgspool POST /sms/v1/deliver, CGI (above) | %s | | |"
+                  % ("%.0f" % sms_rps if sms_rps else "-"),
+                  "| msgspool POST /sms/v1/deliver, msgspool-fcgi (above) | %s | | |"
+                  % ("%.0f" % fcgi_sms if fcgi_sms else "-"),
+                  "| Kannel smsbox sendsms (file store) | %.0f | %.2f | %.2f |"
+                  % (k["rps"], k["p50_ms"], k["p99_ms"])]
+        if sms_rps:
+            lines.append("")
+            lines.append("Ratio msgspool CGI / Kannel: **%.2f** (no target). %s"
+                         % (sms_rps / k["rps"], k.get("note", "")))
+        if fcgi_sms:
+            lines.append("")
+            lines.append("Ratio msgspool-fcgi / Kannel: **%.2f**, target ≥ 1.0: %s "
+                         "(every msgspool message synced, file and directory, "
+                         "before its reply; Kannel's store is not)."
+                         % (fcgi_sms / k["rps"], verdict(fcgi_sms >= k["rps"])))
+        if fcgi_batch:
+            lines.append("")
+            lines.append(
+                "Messages a second, 100 SMS a request (POST /sms/v1/deliver/batch "
+                "through msgspool-fcgi, section 1b; one durable commit for a "
+                "request's files): **%.0f**, %.2f× Kannel's messages a second."
+                % (fcgi_batch, fcgi_batch / k["rps"]))
+        if fcgi_sms and fcgi_disk:
+            lines.append("")
+            lines.append(
+                "This disk's own limit for durable messages (bench/durable, section "
+                "1b) is %.0f/s, %.2f× Kannel's rate: no spool that syncs each "
+                "message's file and directory before its reply reaches Kannel here; "
+                "msgspool-fcgi reaches %.2f of that limit."
+                % (fcgi_disk, fcgi_disk / k["rps"], fcgi_sms / fcgi_disk))
+    lines.append("")
+    return lines
+
+
+def http_lines(h):
+    """Section 3, the daemon against a slow HTTP provider."""
+    return ["## 3. Spooler to HTTP (provider answers after 50 ms)", "",
+            "| Messages | sent | seconds | msg/s | connections | max in flight | target ≥ 1000 msg/s |",
+            "|---|---|---|---|---|---|---|",
+            "| %d | %d | %.2f | %.0f | %d | %d | %s |" % (
+                h["n"], h["sent"], h["seconds"], h["msgs_per_s"], h["connections"],
+                h["max_in_flight"], verdict(h["msgs_per_s"] >= 1000)), ""]
+
+
+def smpp_lines(rows_smpp):
+    """Section 3b, the daemon through one SMPP session, by window."""
+    lines = ["## 3b. Spooler to an SMSC: one SMPP session, SMSC latency 5 ms", "",
+             "The stand-in SMSC of the tests (Python, checking every PDU) answers "
+             "each submit_sm 5 ms after it came; the window bounds the submits "
+             "awaiting their answer, so it bounds the rate at window / 5 ms.", "",
+             "| Window | messages | sent | seconds | msg/s | most unanswered at once "
+             "| bound (window / 5 ms) | PDU violations |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows_smpp:
+        lines.append("| %d | %d | %d | %.2f | %.0f | %d | %d | %d |" % (
+            r["window"], r["n"], r["sent"], r["seconds"], r["msgs_per_s"],
+            r["max_outstanding"], r["window"] * 200, r["violations"]))
+    lines.append("")
+    return lines
+
+
+def smtp_lines(rounds):
+    """Section 4, rounds of msgspoold then Postfix, (ours, theirs) each."""
+    lines = ["## 4. Spooler to SMTP (Postfix smtp-sink on loopback)", "",
+             "Rounds alternate: msgspoold, then Postfix, each on a fresh spool or queue.",
+             "", "| Round | sender | messages | seconds | msg/s | ratio msgspool / Postfix |",
+             "|---|---|---|---|---|---|"]
+    ratios = []
+    for i, (ours, theirs) in enumerate(rounds, 1):
+        if "error" in theirs:
+            ratio = "-"
+        else:
+            ratios.append(ours["msgs_per_s"] / theirs["msgs_per_s"])
+            ratio = "%.2f" % ratios[-1]
+        lines.append("| %d | msgspoold (smtp provider, concurrency 16) | %d | %.2f | %.0f | %s |"
+                     % (i, ours["sent"], ours["seconds"], ours["msgs_per_s"], ratio))
+        if "error" in theirs:
+            lines.append("| %d | Postfix | - | - | - | could not be measured: %s |"
+                         % (i, theirs["error"]))
+        else:
+            lines.append("| %d | Postfix (own instance, relayhost = the sink) | %d | %.2f | %.0f | |"
+                         % (i, theirs["n"], theirs["seconds"], theirs["msgs_per_s"]))
+    if ratios:
+        med = sorted(ratios)[len(ratios) // 2]
+        lines += ["", "Target msgspool ≥ Postfix: %s (median ratio %.2f of %d rounds; %s)."
+                  % (verdict(med >= 1.0), med, len(ratios),
+                     ", ".join("%.2f" % x for x in ratios))]
+    lines.append("")
+    return lines
+
+
+def scale_lines(small, large):
+    """Section 5, the daemon with few and with many files waiting."""
+    lines = ["## 5. Scale: files waiting in deferred/", "",
+             "| Waiting | daemon peak RSS KiB | pickup of a new message (median of 5) |",
+             "|---|---|---|"]
+    for s in (small, large):
+        lines.append("| %d | %d | %.3f s |" % (s["waiting"], s["rss_kib"], s["pickup_s"]))
+    lines += ["", "Targets: RSS ratio %.2f (≤ 1.2): %s; pickup under 1 s: %s." % (
+        large["rss_kib"] / small["rss_kib"],
+        verdict(large["rss_kib"] <= 1.2 * small["rss_kib"]),
+        verdict(max(small["pickup_s"], large["pickup_s"]) < 1.0)), ""]
+    return lines
+
+
+def render(res):
+    """The text of bench/results.md for the results res."""
+    s = res["started"]
+    lines = ["# msgspool benchmarks", "",
+             "Run by `make bench` on %s, %s, %d CPUs, load average %.1f at the start "
+             "(the machine may be shared: other load slows every row, the baselines "
+             "too). Ratios are against baselines measured in the same run."
+             % (s["time"], s["release"], s["cpus"], s["load"]), ""]
+    p = res["params"]
+    rows = res.get("cgi", [])
+    sms_rps = None
+    if "cgi" in res:
+        lines += cgi_lines(rows, p["cgi_pair_rounds"])
+        sms_rps = next(r["rps"] for r in rows if r["prog"] == "sms-deliver")
+    fcgi_sms = fcgi_disk = fcgi_batch = None
+    if "fcgi" in res:
+        fc = res["fcgi"]
+        fcgi_sms = fc["sms_rps"]
+        fcgi_disk = fc["disk_rps"]
+        fcgi_batch = fc.get("batch_msgs")
+        lines += fcgi_lines(fc, rows, p["fcgi_rounds"], p["fcgi_workers"])
+    if "kannel" in res:
+        lines += kannel_lines(res["kannel"], sms_rps, fcgi_sms, fcgi_disk, fcgi_batch)
+    if "http" in res:
+        lines += http_lines(res["http"])
+    if "smpp" in res:
+        lines += smpp_lines(res["smpp"])
+    if "smtp" in res:
+        lines += smtp_lines(res["smtp"])
+    if "scale" in res:
+        lines += scale_lines(*res["scale"])
+    lines.append("Load average at the end: %.1f." % res["load_end"])
+    return "\n".join(lines) + "\n"
