@@ -27,6 +27,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listening(port, timeout=10):
+    """Whether something accepts connections on 127.0.0.1:port within
+    timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 def ulid():
     ms = int(time.time() * 1000)
     return ("".join(CROCKFORD[(ms >> (45 - 5 * i)) & 31] for i in range(10)) +
@@ -145,14 +158,8 @@ class Lighttpd:
         env = dict(os.environ, MSGSPOOL_CGI_DIR=str(self.cgi), MSGSPOOL_CONFIG=str(inst.conf),
                    MSGSPOOL_PORT=str(self.port), MSGSPOOL_RUNDIR=str(self.run))
         self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("lighttpd did not start")
+        if not listening(self.port):
+            raise RuntimeError("lighttpd did not start")
 
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
@@ -186,15 +193,9 @@ class LighttpdFcgi:
         self.proc = subprocess.Popen(["lighttpd", "-D", "-f", str(self.conf)], env=env,
                                      stdout=self.out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("lighttpd (FastCGI) did not start")
+        if not listening(self.port):
+            self.stop()
+            raise RuntimeError("lighttpd (FastCGI) did not start")
 
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
