@@ -255,39 +255,27 @@ keys_lookup_text(const char *path, const char *text, size_t textlen,
 /*
  * Rewrite the keys file: its lines passed through edit (which may change
  * a line in place and returns how many it changed), then extra appended.
- * The new file is written beside the old, synced, and renamed over it.
- * Returns the number of lines edit changed, or -1.
+ * The new file replaces the old whole, with its owner, group and mode
+ * (util_replace_file; 0640 less the umask for a new one).  Returns the
+ * number of lines edit changed, or -1.
  */
 static int
 rewrite(const char *path, int (*edit)(char **, size_t *, const char *),
     const char *arg, const char *extra, char *err, size_t errlen)
 {
 	FILE		*in, *out;
-	char		*line = NULL, *tmp = NULL;
-	size_t		 cap = 0;
+	char		*line = NULL, *text = NULL;
+	size_t		 cap = 0, textlen = 0;
 	ssize_t		 n;
-	struct stat	 st;
-	int		 fd, changed = 0, rc = -1;
+	int		 changed = 0, rc = -1;
 	char		 last = '\n';
-	mode_t		 mode = 0640;
 
 	if ((in = keys_open(path)) == NULL && errno != ENOENT) {
 		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (in != NULL && fstat(fileno(in), &st) == 0)
-		mode = st.st_mode & 0777;
-	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) == -1) {
-		tmp = NULL;
-		goto out;
-	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    mode)) == -1 || (out = fdopen(fd, "w")) == NULL) {
-		util_seterr(err, errlen, "%s: %s", tmp, strerror(errno));
-		if (fd != -1) {
-			close(fd);
-			unlink(tmp);
-		}
+	if ((out = open_memstream(&text, &textlen)) == NULL) {
+		util_seterr(err, errlen, "%s", strerror(errno));
 		goto out;
 	}
 	/* Lines are copied as they are, NUL bytes and all. */
@@ -304,24 +292,22 @@ rewrite(const char *path, int (*edit)(char **, size_t *, const char *),
 		fputc('\n', out);
 	if (extra != NULL)
 		fputs(extra, out);
-	if ((in != NULL && ferror(in)) || fflush(out) != 0 ||
-	    fsync(fileno(out)) != 0) {
-		util_seterr(err, errlen, "%s: %s", tmp, strerror(errno));
+	if (in != NULL && ferror(in)) {
+		util_seterr(err, errlen, "%s: read error", path);
 		fclose(out);
-		unlink(tmp);
 		goto out;
 	}
-	if (fclose(out) != 0 || rename(tmp, path) != 0) {
-		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
+	if (fclose(out) != 0) {
+		util_seterr(err, errlen, "%s", strerror(errno));
 		goto out;
 	}
-	rc = changed;
+	if (util_replace_file(path, text, textlen, 0640, err, errlen) == 0)
+		rc = changed;
 out:
 	if (in != NULL)
 		fclose(in);
 	free(line);
-	free(tmp);
+	free(text);
 	return rc;
 }
 

@@ -1,12 +1,16 @@
 /*
- * util.c: reasons into buffers, whole writes and reads, safe opens.
+ * util.c: reasons into buffers, whole writes and reads, safe opens,
+ * an operator's file replaced whole.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +118,120 @@ fail:
 	n = errno;
 	free(buf);
 	errno = (int)n;
+	return -1;
+}
+
+/*
+ * Open a new temporary file beside path (path.tmp.PID.RANDOM, O_EXCL,
+ * mode newmode less the umask), its name into *tmp (the caller's to
+ * free).  The fd, or -1 with errno set.
+ */
+static int
+replace_open(const char *path, mode_t newmode, char **tmp)
+{
+	unsigned int	r;
+	int		fd = -1, tries, e;
+
+	*tmp = NULL;
+	for (tries = 0; fd == -1 && tries < 8; tries++) {
+		free(*tmp);
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r) ||
+		    asprintf(tmp, "%s.tmp.%ld.%08x", path, (long)getpid(),
+		    r) == -1) {
+			e = errno;
+			*tmp = NULL;
+			errno = e;
+			return -1;
+		}
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, newmode);
+		if (fd == -1 && errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+int
+util_replace_file(const char *path, const void *data, size_t len,
+    mode_t newmode, char *err, size_t errlen)
+{
+	struct stat	 old, st;
+	char		*tmp = NULL, *dir;
+	int		 fd, dfd, had, e;
+
+	if (!(had = stat(path, &old) == 0) && errno != ENOENT) {
+		util_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (had && !S_ISREG(old.st_mode)) {
+		util_seterr(err, errlen, "%s: not a regular file", path);
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = replace_open(path, newmode, &tmp)) == -1) {
+		e = errno;
+		util_seterr(err, errlen, "%s: %s", tmp ? tmp : path,
+		    strerror(e));
+		free(tmp);
+		errno = e;
+		return -1;
+	}
+	/*
+	 * The old file's owner first, then its mode (a chown may clear the
+	 * set-id bits).  Whoever reads it (the CGI programs as the web
+	 * server's user, msgspoold as its own) reads the new one too.
+	 */
+	if (had && fstat(fd, &st) == 0 && (st.st_uid != old.st_uid ||
+	    st.st_gid != old.st_gid) &&
+	    fchown(fd, old.st_uid, old.st_gid) == -1) {
+		e = errno;
+		util_seterr(err, errlen, "%s: cannot give the new file the "
+		    "owner and group of the old (uid %ld, gid %ld): %s; the "
+		    "file is left as it was", path, (long)old.st_uid,
+		    (long)old.st_gid, strerror(e));
+		goto fail;
+	}
+	if (had && fchmod(fd, old.st_mode & 07777) == -1) {
+		e = errno;
+		util_seterr(err, errlen, "%s: cannot give the new file the "
+		    "mode of the old (%04o): %s; the file is left as it was",
+		    path, (unsigned)(old.st_mode & 07777), strerror(e));
+		goto fail;
+	}
+	if (util_write_all(fd, data, len) == -1 || fsync(fd) == -1) {
+		e = errno;
+		util_seterr(err, errlen, "%s: %s", tmp, strerror(e));
+		goto fail;
+	}
+	if (close(fd) == -1) {
+		e = errno;
+		fd = -1;
+		util_seterr(err, errlen, "%s: %s", tmp, strerror(e));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1) {
+		e = errno;
+		util_seterr(err, errlen, "%s: %s", path, strerror(e));
+		goto fail;
+	}
+	free(tmp);
+	/* The rename is durable once the directory is. */
+	if ((dir = strdup(path)) != NULL) {
+		if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC)) != -1) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
+	return 0;
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	errno = e;
 	return -1;
 }
 

@@ -38,6 +38,19 @@ int	util_open_regular(int dirfd, const char *name, int nofollow);
  */
 int	util_read_all(int fd, size_t max, char **out, size_t *len);
 
+/*
+ * Replace the operator's file at path with len bytes of data (the keys
+ * file, a webhook secret: msgspool(8), Files rewritten): written to a
+ * temporary file beside it, given the old file's owner, group and mode,
+ * synced, renamed over it, and its directory synced.  Without an old
+ * file the new one has mode newmode less the umask and the caller's
+ * owner.  0, or -1 with a one-line reason in err (the old file as it
+ * was, no temporary file left): one that cannot be given the old
+ * file's owner (EPERM: the caller is not root) is refused.
+ */
+int	util_replace_file(const char *path, const void *data, size_t len,
+	    mode_t newmode, char *err, size_t errlen);
+
 /* The value of a hex digit (either case), or -1. */
 int	util_hexval(int c);
 

@@ -3,12 +3,9 @@
  * (msgspool(8)): keys, failed webhook events, webhook secrets.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +25,7 @@ keys_file(struct cli *c)
 int
 cmd_key(struct cli *c, int argc, char **argv)
 {
-	char	 key[64], err[512], *path;
+	char	 key[64], err[1024], *path;
 	int	 rc;
 
 	if ((path = keys_file(c)) == NULL)
@@ -175,56 +172,15 @@ cmd_events(struct cli *c, int argc, char **argv)
 }
 
 /*
- * Write text to path atomically: a temporary file beside it (mode 0600,
- * or the old file's), synced, renamed over it, the directory synced.
- * 0, or -1 with errno set.
- */
-static int
-write_atomic(const char *path, const char *text)
-{
-	struct stat	 st;
-	char		 tmp[4096], dir[4096];
-	int		 fd, dfd, e;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
-	    sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkstemp(tmp)) == -1)
-		return -1;
-	if ((stat(path, &st) == 0 && fchmod(fd, st.st_mode & 0640) == -1) ||
-	    util_write_all(fd, text, strlen(text)) == -1 ||
-	    util_write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		errno = e;
-		return -1;
-	}
-	if (close(fd) == -1 || rename(tmp, path) == -1) {
-		e = errno;
-		unlink(tmp);
-		errno = e;
-		return -1;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY)) != -1) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-}
-
-/*
  * webhook-secret CLIENT: a new secret into the client's
- * webhook-secret-file, printed once.  msgspoold reads it at its next
- * try of each event.
+ * webhook-secret-file, printed once.  The file keeps its owner, group
+ * and mode (0600 when there was none): msgspoold, which may run as
+ * another user, reads it at its next try of each event.
  */
 int
 cmd_webhook_secret(struct cli *c, int argc, char **argv)
 {
-	char	 section[128], *path, *secret;
+	char	 section[128], err[1024], *path, *secret, *line;
 
 	(void)argc;
 	if ((size_t)snprintf(section, sizeof(section), "client.%s", argv[0]) >=
@@ -250,13 +206,21 @@ cmd_webhook_secret(struct cli *c, int argc, char **argv)
 		free(path);
 		return 1;
 	}
-	if (write_atomic(path, secret) == -1) {
-		fprintf(stderr, "msgspool: webhook-secret: %s: %s\n", path,
-		    strerror(errno));
+	if (asprintf(&line, "%s\n", secret) == -1) {
+		fprintf(stderr, "msgspool: webhook-secret: out of memory\n");
 		free(secret);
 		free(path);
 		return 1;
 	}
+	if (util_replace_file(path, line, strlen(line), 0600, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "msgspool: webhook-secret: %s\n", err);
+		free(line);
+		free(secret);
+		free(path);
+		return 1;
+	}
+	free(line);
 	printf("%s\n", secret);
 	free(secret);
 	free(path);

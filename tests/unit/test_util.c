@@ -7,12 +7,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,6 +182,121 @@ test_read_all(void **state)
 	assert_int_equal(errno, EBADF);
 }
 
+/* How many names dir has besides "f" (its temporary files). */
+static int
+beside(const char *dir)
+{
+	DIR		*d;
+	struct dirent	*de;
+	int		 n = 0;
+
+	assert_non_null(d = opendir(dir));
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "f") != 0;
+	closedir(d);
+	return n;
+}
+
+static void
+test_replace_file_new_and_old(void **state)
+{
+	char		 dir[] = "/tmp/msgspool-test-util-XXXXXX", path[64];
+	char		 err[256], *out;
+	struct stat	 st;
+	size_t		 len;
+	mode_t		 mask;
+	int		 fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	/* None before: newmode less the umask, the caller's. */
+	mask = umask(027);
+	assert_int_equal(util_replace_file(path, "one\n", 4, 0664, err,
+	    sizeof(err)), 0);
+	umask(mask);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, geteuid());
+	/* An old one: its mode kept, whatever newmode and the umask say. */
+	assert_int_equal(chmod(path, 0604), 0);
+	assert_int_equal(util_replace_file(path, "two\n", 4, 0600, err,
+	    sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0604);
+	assert_true((fd = open(path, O_RDONLY)) != -1);
+	assert_int_equal(util_read_all(fd, 100, &out, &len), 0);
+	assert_string_equal(out, "two\n");
+	free(out);
+	close(fd);
+	/* And its owner, where the caller may give it (root). */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_int_equal(util_replace_file(path, "three\n", 6, 0600,
+		    err, sizeof(err)), 0);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_uid, 65534);
+		assert_int_equal(st.st_gid, 65534);
+		assert_int_equal(st.st_mode & 07777, 0604);
+	}
+	assert_int_equal(beside(dir), 0);
+	/* Not a regular file: refused. */
+	assert_int_equal(util_replace_file(dir, "x", 1, 0600, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * As a user who may write the file and its directory but not give a
+ * file to the old one's owner (root): refused, the old file as it was,
+ * nothing left beside it.  Needs root to set it up.
+ */
+static void
+test_replace_file_refuses_another_owner(void **state)
+{
+	char		 dir[] = "/tmp/msgspool-test-util-XXXXXX", path[64];
+	char		 err[256];
+	struct stat	 a, b;
+	pid_t		 pid;
+	int		 fd, status;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0660)) != -1);
+	assert_int_equal(write(fd, "old\n", 4), 4);
+	close(fd);
+	assert_int_equal(chown(path, 0, 65534), 0);
+	assert_int_equal(chmod(path, 0660), 0);
+	assert_int_equal(stat(path, &a), 0);
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		if (setgid(65534) == -1 || setuid(65534) == -1)
+			_exit(2);
+		if (util_replace_file(path, "new\n", 4, 0600, err,
+		    sizeof(err)) != -1 || errno != EPERM ||
+		    strstr(err, "owner") == NULL || strchr(err, '\n') != NULL)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_int_equal(b.st_size, 4);
+	assert_int_equal(beside(dir), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -190,6 +308,8 @@ main(void)
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_read_all),
+		cmocka_unit_test(test_replace_file_new_and_old),
+		cmocka_unit_test(test_replace_file_refuses_another_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
