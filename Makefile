@@ -232,11 +232,14 @@ $(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
 $(O)tests/unit/test_tmpl $(O)tests/unit/test_tmpl_load: \
     tests/unit/tmplsample.h
 
-# A test build of two routes with fault points (FAULT, lib/util.h) in
-# the modules of the durable write: the kill-and-retry test of
-# Idempotency-Key (tests/blackbox/test_idempotency.py) runs them.
-FAULT_MODS	 = util commit idem
-FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch
+# A test build of three routes and of msgspoold with fault points
+# (FAULT, lib/util.h) in the modules of the durable write and of claims:
+# the kill-and-retry test of Idempotency-Key
+# (tests/blackbox/test_idempotency.py) and the cancel that races a
+# daemon's record (tests/blackbox/test_cancel_race.py) run them.
+FAULT_MODS	 = util commit idem claim
+FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch \
+		   $(O)tests/fault/messages $(O)tests/fault/msgspoold
 .SECONDARY: $(FAULT_MODS:%=$(O)tests/fault/%.o)
 
 $(O)tests/fault/%.o: lib/%.c lib/*.h
@@ -248,6 +251,13 @@ $(O)tests/fault/%: cgi-bin/%.c $(FAULT_MODS:%=$(O)tests/fault/%.o) \
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
 	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE)
+
+$(O)tests/fault/msgspoold: $(DAEMON_OBJS) $(SPOOLER_OBJS) \
+    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
+	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE) \
+	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
 # The spooler's rules, tested on their own (no curl).
 $(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \

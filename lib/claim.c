@@ -190,6 +190,7 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 		errno = e;
 		return -1;
 	}
+	FAULT("take: renamed into cur/");
 	/*
 	 * The name may have been given to another file between our open and
 	 * our rename (sent, deferred, due again): then we moved a file we do

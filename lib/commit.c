@@ -361,8 +361,11 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 			}
 		}
 		ok++;
-		if (items[i].from != SPOOL__MAX && items[i].from != items[i].dir)
+		if (items[i].from != SPOOL__MAX &&
+		    items[i].from != items[i].dir) {
+			FAULT("commit: recorded, the old not yet removed");
 			unlinkat(spool_statefd(s, items[i].from), names[i], 0);
+		}
 	}
 out:
 	free(docs);

@@ -239,9 +239,16 @@ fail:
 void
 util_fault(const char *where)
 {
-	static long	 passed;	/* a test build's one global */
+	static long	 passed;	/* a test build's globals */
+	static int	 stopped;
 	const char	*n = getenv("MSGSPOOL_FAULT");
+	const char	*stop = getenv("MSGSPOOL_STOP");
 
+	if (stop != NULL && !stopped && strcmp(stop, where) == 0) {
+		stopped = 1;
+		fprintf(stderr, "stop %ld: %s\n", (long)getpid(), where);
+		raise(SIGSTOP);
+	}
 	if (n == NULL || ++passed != atol(n))
 		return;
 	fprintf(stderr, "fault %ld: %s\n", passed, where);

@@ -65,7 +65,10 @@ int	util_same_file(const struct stat *, const struct stat *);
  * Fault points, in a test build only (-DMSGSPOOL_FAULTS; make check
  * builds one): the process kills itself (SIGKILL) at the Nth point it
  * passes, N from the environment's MSGSPOOL_FAULT, after naming the
- * point on stderr.  Elsewhere FAULT is nothing.
+ * point on stderr.  It stops itself (SIGSTOP) at the first point it
+ * passes that the environment's MSGSPOOL_STOP names, after naming it
+ * too, so that a test can run another process into that moment and
+ * then continue it (SIGCONT).  Elsewhere FAULT is nothing.
  */
 #ifdef MSGSPOOL_FAULTS
 void	util_fault(const char *where);
