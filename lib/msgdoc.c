@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "channel.h"
 #include "msgdoc.h"
 #include "receipt.h"
 #include "rfc3339.h"
@@ -333,6 +334,63 @@ msgdoc_part_receipt(json_t *doc, const char *pmid, const char *status,
 			delivered++;
 	return strcmp(status, "delivered") == 0 && delivered == n ? status :
 	    NULL;
+}
+
+/*
+ * Whose messages a receipt speaks of: its source, a provider that sent
+ * them, their channels (SCOPE_*).  A bounce is an MTA's word on email,
+ * smtp's or one the file provider wrote for an MTA.
+ */
+static const struct {
+	const char	*source;
+	const char	*provider;
+	unsigned	 channels;
+} speaks[] = {
+	{ "twilio", "twilio", SCOPE_SMS | SCOPE_VOICE },
+	{ "whatsapp", "whatsapp", SCOPE_OTT },
+	{ "http", "http", SCOPE_SMS | SCOPE_VOICE | SCOPE_OTT },
+	{ "smpp", "smpp", SCOPE_SMS },
+	{ "email", "smtp", SCOPE_EMAIL },
+	{ "email", "file", SCOPE_EMAIL },
+	{ "test", "test", SCOPE_ALL },
+};
+
+int
+msgdoc_receipt_applies(const json_t *doc, const char *state,
+    const char *source, const char *status, char *why, size_t whylen)
+{
+	const char	*chan = msgdoc_channel(doc), *prov;
+	unsigned	 bit;
+	size_t		 i;
+	int		 c, sent = strcmp(state, "sent") == 0, theirs = 0;
+	int		 served = 0;
+
+	prov = msgdoc_provider(doc);
+	c = chan != NULL ? channel_parse(chan) : -1;
+	bit = c != -1 ? channel_info((enum channel)c)->scope : 0;
+	for (i = 0; i < sizeof(speaks) / sizeof(speaks[0]) && !served; i++) {
+		/* Sent: by the provider of the attempt that sent it. */
+		if (source == NULL || strcmp(speaks[i].source, source) != 0 ||
+		    (sent && (prov == NULL ||
+		    strcmp(prov, speaks[i].provider) != 0)))
+			continue;
+		theirs = 1;
+		served = (speaks[i].channels & bit) != 0;
+	}
+	if (sent && !theirs)
+		util_seterr(why, whylen, "the message was sent by %s, not %s",
+		    prov ? prov : "no provider it records", source ? source :
+		    "an unnamed source");
+	else if (!served)
+		util_seterr(why, whylen, "%s receipts are not for %s messages",
+		    source ? source : "unnamed", c != -1 ? chan : "such");
+	else if (status != NULL && strcmp(status, "read") == 0 &&
+	    bit != SCOPE_OTT)
+		util_seterr(why, whylen, "read is for ott messages, not %s",
+		    chan);
+	else
+		return 1;
+	return 0;
 }
 
 json_t *

@@ -130,6 +130,20 @@ const char	*msgdoc_part_receipt(json_t *doc, const char *pmid,
 		    const char *status, int *changed);
 
 /*
+ * Whether a receipt from source (its "provider": twilio, whatsapp,
+ * http, smpp, test, or email for msgspool-bounce(8)) saying status may
+ * change doc, a message in state (msgspool-spool(5), Receipts): only
+ * the provider that sent it, by the attempt that sent it, speaks of
+ * it, and only on the channels its receipts are for (a bounce: email);
+ * read only of an ott message.  Until it is sent (state not "sent")
+ * only the channel is known, and checked.  1 when it may, else 0 with
+ * the reason in why.
+ */
+int		 msgdoc_receipt_applies(const json_t *doc, const char *state,
+		    const char *source, const char *status, char *why,
+		    size_t whylen);
+
+/*
  * A receipt document of receipts/ (msgspool-spool(5)) with id rid: for
  * message msgid (or NULL) or the provider's id pmid (or NULL), our
  * status and the provider's own (theirs), when it happened, and the

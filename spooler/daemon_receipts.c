@@ -96,8 +96,8 @@ record_receipt(struct receipts_run *d, json_t *doc, const char *name,
  * spool_area_scan callback (arg a struct receipts_run): apply one
  * receipt of receipts/ to its message (msgspool-spool(5)).  A receipt
  * whose message has no outcome yet waits for it, at most RECEIPT_KEEP;
- * one for a message that is not ours, or not sent, is dropped with a
- * log line.
+ * one for a message that is not ours, or not sent, or that its source
+ * may not change (msgdoc_receipt_applies), is dropped with a log line.
  */
 int
 apply_receipt(void *arg, const char *rname)
@@ -107,7 +107,7 @@ apply_receipt(void *arg, const char *rname)
 	const char		*msgid, *pmid, *prov, *status, *at, *recv;
 	json_t			*r, *doc;
 	char			 key[41], id[SPOOL_ID_LEN + 1];
-	char			 name[SPOOL_NAME_MAX], err[512];
+	char			 name[SPOOL_NAME_MAX], err[512], why[256];
 	time_t			 when, got, now = time(NULL);
 	int			 keep = 0;
 
@@ -145,9 +145,13 @@ apply_receipt(void *arg, const char *rname)
 		    sizeof(err))) == NULL)
 			keep = errno == ENOENT;
 		else {
-			keep = record_receipt(d, doc, name, pmid, status, when,
-			    json_object_get(r, "error"));
-			if (!keep)
+			/* Only its sender's receipts (msgspool-spool(5)). */
+			if (!msgdoc_receipt_applies(doc, "sent", prov, status,
+			    why, sizeof(why)))
+				log_warn("receipts: %s %s for %s dropped: %s",
+				    prov ? prov : "?", status, msgid, why);
+			else if (!(keep = record_receipt(d, doc, name, pmid,
+			    status, when, json_object_get(r, "error"))))
 				log_info("receipt %s: %s %s", msgid, prov,
 				    status);
 			json_decref(doc);

@@ -269,14 +269,20 @@ printable(char *s)
 			*s = '?';
 }
 
-/* Store the receipt for message id: its status, error and event. */
+/*
+ * Store the receipt for message id, found in dir/name: its status,
+ * error and event.  A message a bounce may not change (not an email:
+ * msgdoc_receipt_applies) is not ours.
+ */
 static int
-store(struct spool *spool, const char *id, struct dsn *d)
+store(struct spool *spool, enum spool_dir dir, const char *name,
+    const char *id, struct dsn *d)
 {
 	const char	*status, *diag;
-	char		 rid[SPOOL_ID_LEN + 1], now[RFC3339_LEN];
+	char		 rid[SPOOL_ID_LEN + 1], now[RFC3339_LEN], why[256];
 	json_t		*doc, *error = NULL;
 	enum msg_status	 st;
+	int		 ours;
 
 	if (strcasecmp(d->action, "failed") == 0)
 		status = "undelivered";
@@ -288,6 +294,19 @@ store(struct spool *spool, const char *id, struct dsn *d)
 		log_info("bounce: %s: action '%s' says nothing to record", id,
 		    d->action);
 		return EX_OK;
+	}
+	/*
+	 * One that is not an email is not ours.  One moved meanwhile is
+	 * stored all the same: msgspoold applies the same rule.
+	 */
+	if ((doc = spool_load(spool, dir, name, why, sizeof(why))) != NULL) {
+		ours = msgdoc_receipt_applies(doc, spool_dirname(dir), "email",
+		    status, why, sizeof(why));
+		json_decref(doc);
+		if (!ours) {
+			log_warn("bounce: %s: not ours: %s; ignored", id, why);
+			return EX_OK;
+		}
 	}
 	/* A report need not be UTF-8; what is stored must be. */
 	printable(d->status);
@@ -416,7 +435,7 @@ main(int argc, char *argv[], char *envp[])
 			log_warn("bounce: not for a message of ours (%s); "
 			    "ignored", id[0] ? id : "no id");
 		else
-			rc = store(spool, id, &d);
+			rc = store(spool, dir, name, id, &d);
 		g_object_unref(msg);
 	}
 	g_mime_shutdown();

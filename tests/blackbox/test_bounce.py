@@ -120,6 +120,35 @@ def test_not_ours_is_exit_0_and_nothing_stored(srv):
     assert not receipts.exists() or list(receipts.iterdir()) == []
 
 
+def test_bounce_for_an_sms_is_not_ours(srv):
+    """A bounce is for email: one whose VERP address or returned
+    Message-ID names an SMS (sent, or still queued) is not ours: exit 0,
+    a log line, nothing stored, and the SMS stays as it was."""
+    inst = srv.inst
+    sent = srv.sms(recipient="+4915112340076").json()["smsId"]
+    inst.daemon_once()
+    queued = srv.sms(recipient="+4915112340077").json()["smsId"]
+    for sid, data, args in (
+            (sent, _dsn("failed", "5.1.1", "550 no"),
+             ["-r", f"bounces+{sent}@acme.example"]),
+            (sent, _dsn("failed", "5.1.1", "550 no",
+                        returned=_returned_message(sent)), []),
+            (queued, _dsn("failed", "5.1.1", "550 no"),
+             ["-r", f"bounces+{queued}@acme.example"])):
+        cp = _bounce(inst, data, *args)
+        assert cp.returncode == 0, cp.err
+        receipts = inst.spool / "receipts"
+        assert not receipts.exists() or list(receipts.iterdir()) == []
+        assert [ln for ln in cp.err.splitlines()
+                if sid in ln and "not ours" in ln], cp.err
+    inst.daemon_once()
+    for sid in (sent, queued):
+        st = srv.get("/messages/" + sid).json()
+        assert st["status"] == "sent", st
+        assert [e for e in st["events"] if e.get("source") == "receipt"] \
+            == [], st["events"]
+
+
 def test_usage_and_bad_config(srv, tmp_path):
     cp = srv.inst._run([BIN_DIR / "msgspool-bounce", "-x"], input=b"")
     assert cp.returncode == 64
