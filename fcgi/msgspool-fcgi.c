@@ -88,20 +88,21 @@ io_tmpl(void *arg, const char *root, const char *client, enum tmpl_kind kind,
 	    client, kind, id, status, err, errlen);
 }
 
-/* Write a response the pipeline did not make (r NULL: a 500). */
+/*
+ * Write a response the pipeline did not make (r NULL: a 500), without
+ * its body to a HEAD, as the pipeline answers one.
+ */
 static int
-answer(const struct cgi_io *io, struct response *r)
+answer(const struct cgi_io *io, struct response *r, char *const *envp)
 {
-	char	*out;
-	size_t	 len;
-	int	 rc = -1;
+	struct request	 req;
+	int		 rc = -1;
 
+	cgi_request_init(&req, envp);
 	if (r == NULL)
 		r = response_error(500, "out of memory");
-	if (r != NULL && response_render(r, &out, &len) == 0) {
-		rc = io->write(io->arg, out, len);
-		free(out);
-	}
+	if (r != NULL)
+		rc = cgi_respond(io, r, req.head);
 	response_free(r);
 	return rc;
 }
@@ -111,25 +112,25 @@ answer(const struct cgi_io *io, struct response *r)
  * path is named when it is printable ASCII (the detail is JSON text).
  */
 static int
-not_found(const struct cgi_io *io, const char *path)
+not_found(const struct cgi_io *io, const char *path, char *const *envp)
 {
 	const char	*p;
 
 	for (p = path; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
 			return answer(io, problem_response(problem_new(404,
-			    "not-found", "no such route")));
+			    "not-found", "no such route")), envp);
 	return answer(io, problem_response(problem_new(404, "not-found",
-	    "no route %s", path)));
+	    "no route %s", path)), envp);
 }
 
 /* 400 for a path with a malformed percent-escape, or far too long. */
 static int
-bad_path(const struct cgi_io *io)
+bad_path(const struct cgi_io *io, char *const *envp)
 {
 	return answer(io, problem_response(problem_new(400, "invalid-path",
 	    "the request path has a malformed percent-escape or is longer "
-	    "than %d bytes", FCGI_PATH_MAX - 4)));
+	    "than %d bytes", FCGI_PATH_MAX - 4)), envp);
 }
 
 static enum keys_result
@@ -193,15 +194,15 @@ worker(int sock, const char *config)
 		uri = cgi_env(req.envp, "REQUEST_URI");
 		/* The server's own error (lighttpd's server.error-handler). */
 		if ((r = cgi_server_error(req.envp)) != NULL)
-			answer(&io, r);
+			answer(&io, r, req.envp);
 		else if (fcgi_path_decode(uri, path, sizeof(path)) == -1)
-			bad_path(&io);
+			bad_path(&io, req.envp);
 		else if ((ep = fcgi_route(path, &path_info)) == NULL)
-			not_found(&io, path);
+			not_found(&io, path, req.envp);
 		else if ((env = fcgi_env(req.envp, path_info, config,
 		    extra)) == NULL) {
 			log_err("out of memory");
-			answer(&io, NULL);
+			answer(&io, NULL, req.envp);
 		} else {
 			cgi_serve(ep, env, &io);
 			free(extra[0]);

@@ -38,6 +38,11 @@ cgi_request_init(struct request *req, char *const *envp)
 	req->method = cgi_env(envp, "REQUEST_METHOD");
 	if (req->method == NULL || *req->method == '\0')
 		req->method = "GET";
+	/* RFC 9110 9.3.2: a GET whose answer goes without its body. */
+	if (strcmp(req->method, "HEAD") == 0) {
+		req->method = "GET";
+		req->head = 1;
+	}
 	req->content_type = cgi_env(envp, "CONTENT_TYPE");
 	req->api_key = cgi_env(envp, "HTTP_X_API_KEY");
 	if ((cl = cgi_env(envp, "CONTENT_LENGTH")) != NULL && *cl != '\0') {
@@ -152,6 +157,21 @@ cgi_request_free(struct request *req)
 	free(req->body);
 	req->body = NULL;
 	req->body_len = 0;
+}
+
+int
+cgi_respond(const struct cgi_io *io, const struct response *r, int head)
+{
+	char	*out;
+	size_t	 len;
+	int	 rc;
+
+	if (response_render(r, &out, &len) == -1)
+		return -1;
+	/* The body is the rendering's tail: a HEAD's answer stops before. */
+	rc = io->write(io->arg, out, head ? len - r->body_len : len);
+	free(out);
+	return rc;
 }
 
 int

@@ -30,7 +30,8 @@ struct cgi_io;
 
 struct request {
 	char *const	*envp;		/* the CGI environment */
-	const char	*method;	/* REQUEST_METHOD */
+	const char	*method;	/* REQUEST_METHOD; GET for a HEAD */
+	int		 head;		/* a HEAD: answered as GET, no body */
 	const char	*content_type;	/* CONTENT_TYPE or NULL */
 	const char	*api_key;	/* HTTP_X_API_KEY or NULL */
 	int		 has_length;	/* CONTENT_LENGTH was given */
@@ -146,9 +147,11 @@ const char	*cgi_env(char *const *envp, const char *name);
 
 /*
  * Fill req from the environment; the body is not read yet.  Never fails:
- * missing variables are NULL (method defaults to "GET").  A CONTENT_LENGTH
- * that is not a plain decimal sets has_length but content_length to
- * SIZE_MAX, which any limit rejects.
+ * missing variables are NULL (method defaults to "GET").  A HEAD request
+ * is a GET with head set: every route that answers GET answers HEAD with
+ * the same status and headers and no body (conf/openapi.yaml).  A
+ * CONTENT_LENGTH that is not a plain decimal sets has_length but
+ * content_length to SIZE_MAX, which any limit rejects.
  */
 void		 cgi_request_init(struct request *, char *const *envp);
 
@@ -171,6 +174,14 @@ void		 cgi_request_free(struct request *);
 void		 cgi_request_drain(struct request *, int fd, size_t max);
 void		 cgi_request_drain_io(struct request *, const struct cgi_io *,
 		    size_t max);
+
+/*
+ * Write r over io as a CGI response: its header block, and its body
+ * unless head (the answer to a HEAD, whose Content-Length stays the
+ * GET's).  0, or -1 when it could not be rendered or written.
+ */
+int		 cgi_respond(const struct cgi_io *, const struct response *,
+		    int head);
 
 /* Whether a Content-Type is application/json, parameters allowed. */
 int		 cgi_is_json(const char *content_type);

@@ -100,7 +100,6 @@ parse_body(const struct request *req, json_t **out)
 	return problem_response(p);
 }
 
-/* The response for this request, before it is written. */
 /* Whether method is one of a list such as "GET, DELETE". */
 static int
 method_allowed(const char *list, const char *method)
@@ -115,6 +114,27 @@ method_allowed(const char *list, const char *method)
 		list += strspn(list, ", ");
 	}
 	return 0;
+}
+
+/*
+ * The Allow of a route's methods: the list, with HEAD after GET (a HEAD
+ * is answered wherever a GET is, cgi_request_init).
+ */
+static void
+allow_of(const char *list, char *buf, size_t len)
+{
+	size_t	n, used = 0;
+
+	buf[0] = '\0';
+	while (*list != '\0' && used < len) {
+		n = strcspn(list, ",");
+		snprintf(buf + used, len - used, "%s%.*s%s", used ? ", " : "",
+		    (int)n, list, n == 3 && strncmp(list, "GET", 3) == 0 ?
+		    ", HEAD" : "");
+		used = strlen(buf);
+		list += n;
+		list += strspn(list, ", ");
+	}
 }
 
 /* Add the RateLimit headers of rate to r. */
@@ -287,6 +307,7 @@ cgi_server_error(char *const *envp)
 	    "the web server failed" : "the web server refused the request"));
 }
 
+/* The response for this request, before it is written. */
 static struct response *
 dispatch(const struct endpoint *ep, struct request *req,
     const struct cgi_io *io)
@@ -300,7 +321,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	struct problem	*p;
 	struct rate	 rate;
 	struct idem	*idem = NULL;
-	char		 err[512], *root = NULL;
+	char		 err[512], allow[64], *root = NULL;
 	size_t		 limit;
 	int		 limited = -1;	/* not counted yet */
 
@@ -309,10 +330,12 @@ dispatch(const struct endpoint *ep, struct request *req,
 	if ((r = cgi_server_error(req->envp)) != NULL)
 		return r;
 	if (!method_allowed(ep->method, req->method)) {
+		allow_of(ep->method, allow, sizeof(allow));
 		p = problem_new(405, "method-not-allowed",
-		    "%s is not allowed here; use %s", req->method, ep->method);
+		    "%s is not allowed here; use %s", req->head ? "HEAD" :
+		    req->method, allow);
 		if ((r = problem_response(p)) != NULL)
-			response_header(r, "Allow", ep->method);
+			response_header(r, "Allow", allow);
 		return r;
 	}
 	/* The health check answers even when the config is broken. */
@@ -439,8 +462,6 @@ cgi_serve(const struct endpoint *ep, char *const *envp,
 {
 	struct request	 req;
 	struct response	*r;
-	char		*out;
-	size_t		 len;
 	int		 rc;
 
 	cgi_request_init(&req, envp);
@@ -452,10 +473,7 @@ cgi_serve(const struct endpoint *ep, char *const *envp,
 	cgi_request_free(&req);
 	if (r == NULL)
 		return 1;
-	if ((rc = response_render(r, &out, &len)) == 0) {
-		rc = io->write(io->arg, out, len);
-		free(out);
-	}
+	rc = cgi_respond(io, r, req.head);
 	if (r->status >= 500)
 		log_err("%s: %d", req.method, r->status);
 	response_free(r);

@@ -20,7 +20,8 @@ check_response raises AssertionError, naming the operation and what is
 wrong, when
   - the path is not in the document, or the method is not an operation of
     that path and the status is not 405 (another method is always 405, with
-    an Allow header naming the documented methods);
+    an Allow header naming the documented methods, HEAD after GET: a HEAD
+    is checked as the GET, without its body);
   - a 2xx answers a path whose parameters do not match their schemas, an
     operation's own over its path's (the program took what the document
     says is not an id, a provider it does not have, or a GET /receipts/
@@ -236,6 +237,18 @@ def _header_value(raw, schema):
 
 # --------------------------------------------------------------- check
 
+def allowed_methods(item):
+    """The methods a path item allows, as a 405's Allow names them: its
+    operations in order, HEAD after GET (every GET answers HEAD too)."""
+    out = []
+    for m in item:
+        if m in METHODS:
+            out.append(m.upper())
+            if m == "get" and "head" not in item:
+                out.append("HEAD")
+    return out
+
+
 def check_response(method, path, status, headers, body_bytes, doc=None):
     """Assert that one reply matches the document; see the module text.
     Returns the parsed body (JSON value or text) on success."""
@@ -252,9 +265,13 @@ def check_response(method, path, status, headers, body_bytes, doc=None):
         raise AssertionError(
             f"openapi: {op_name}: path not in conf/openapi.yaml "
             f"(documented: {sorted(doc.get('paths') or {})})")
-    allowed = [m.upper() for m in item if m in METHODS]
+    allowed = allowed_methods(item)
     op = item.get(method.lower())
     where_op = ["paths", tmpl, method.lower()]
+    if op is None and method == "HEAD" and "get" in item:
+        # HEAD is answered as GET is, without the body (RFC 9110 9.3.2).
+        op = item["get"]
+        where_op = ["paths", tmpl, "get"]
     if op is None:
         # Another method: the document can only say so through the 405
         # every operation of this path documents.

@@ -67,13 +67,14 @@ def test_checker_maps_a_concrete_path_to_its_template():
         check_response("GET", path, 404, hdrs, problem)
         check_response("DELETE", path, 404, hdrs, problem)
         not_allowed = problem.replace(b"not-found", b"method-not-allowed")
-        check_response("PUT", path, 405, dict(hdrs, Allow="GET, DELETE"),
+        check_response("PUT", path, 405,
+                       dict(hdrs, Allow="GET, HEAD, DELETE"),
                        not_allowed.replace(b"Not Found",
                                            b"Method Not Allowed")
                        .replace(b"404", b"405"))
         with pytest.raises(AssertionError, match=r"Allow"):
-            check_response("PUT", path, 405, dict(hdrs, Allow="GET"),
-                           not_allowed)
+            check_response("PUT", path, 405,
+                           dict(hdrs, Allow="GET, DELETE"), not_allowed)
     with pytest.raises(AssertionError, match=r"path not in"):
         check_response("GET", "/messages/a/b", 404, hdrs, problem)
     # A 2xx for a path that is not an id: the program and the document
@@ -103,10 +104,10 @@ def test_checker_maps_a_receipt_path_to_its_template():
                            json_hdrs, taken)
             check_response("POST", base + name, 403, hdrs, signature)
             check_response("PUT", base + name, 405,
-                           dict(hdrs, Allow="POST, GET"), not_allowed)
+                           dict(hdrs, Allow="POST, GET, HEAD"), not_allowed)
             with pytest.raises(AssertionError, match=r"Allow"):
                 check_response("PUT", base + name, 405,
-                               dict(hdrs, Allow="POST"), not_allowed)
+                               dict(hdrs, Allow="POST, GET"), not_allowed)
         # GET: the handshake on whatsapp, a 405 allowing POST elsewhere.
         check_response("GET", base + "whatsapp?hub.challenge=7", 200,
                        {"Content-Type": "text/plain"}, b"7")
@@ -171,3 +172,17 @@ def test_checker_checks_the_ratelimit_headers():
     with pytest.raises(AssertionError, match="RateLimit"):
         check_response("POST", "/sms/v1/deliver", 202,
                        dict(ok, RateLimit="2"), body)
+
+
+def test_checker_takes_head_as_get_without_its_body():
+    # Every GET route answers HEAD (conf/openapi.yaml): the GET's status
+    # and headers, no body; a route without GET has HEAD in no Allow.
+    text = {"Content-Type": "text/plain; charset=utf-8"}
+    check_response("HEAD", "/ping", 200, text, b"")
+    check_response("HEAD", "/messages/" + SOME_ID, 404,
+                   {"Content-Type": "application/problem+json"}, b"")
+    with pytest.raises(AssertionError, match=r"not documented"):
+        check_response("HEAD", "/ping", 201, text, b"")
+    with pytest.raises(AssertionError, match=r"Allow"):
+        check_response("HEAD", "/sms/v1/deliver", 405, dict(
+            text, Allow="POST, HEAD"), b"")

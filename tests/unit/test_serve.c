@@ -168,8 +168,34 @@ test_run_wrong_method(void **state)
 	result_free(&r);
 
 	post_good(f, f->conf, &ep_ping, NULL, &r);
-	assert_405(&r, "GET");
+	assert_405(&r, "GET, HEAD");
 	result_free(&r);
+}
+
+/* A HEAD is the GET without its body: the same status and header block. */
+static void
+test_run_head(void **state)
+{
+	struct fixture	*f = *state;
+	struct env	 e;
+	struct result	 g, h;
+
+	get(f, f->conf, &ep_ping, NULL, &g);
+	env_request(&e, f->conf, "HEAD", NULL, NULL, NULL);
+	run(f, &ep_ping, &e, NULL, 0, &h);
+	assert_int_equal(h.status, g.status);
+	assert_string_equal(h.head, g.head);
+	assert_true(g.bodylen > 0);
+	assert_int_equal(h.bodylen, 0);
+	result_free(&g);
+	result_free(&h);
+	/* A route without GET: its 405, without the body too. */
+	env_request(&e, f->conf, "HEAD", "key-acme", NULL, NULL);
+	run(f, &ep_sms, &e, NULL, 0, &h);
+	assert_int_equal(h.status, 405);
+	assert_non_null(strstr(h.head, "\r\nAllow: POST\r\n"));
+	assert_int_equal(h.bodylen, 0);
+	result_free(&h);
 }
 
 static void
@@ -530,6 +556,7 @@ main(void)
 		T(test_run_json_with_charset),
 		T(test_run_star_scope),
 		T(test_run_wrong_method),
+		T(test_run_head),
 		T(test_run_missing_key),
 		T(test_run_empty_key),
 		T(test_run_unknown_key),

@@ -20,10 +20,13 @@ ROUTES = [
     ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
     ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
 ]
-# Each path, and the methods it allows in the order Allow names them.
+# Each path, and the methods it allows in the order Allow names them
+# (HEAD after GET: every GET route answers HEAD, conf/openapi.yaml).
 PATHS = {}
 for _m, _p, _, _ in ROUTES:
     PATHS.setdefault(_p, []).append(_m)
+    if _m == "GET":
+        PATHS[_p].append("HEAD")
 # A message id for the concrete path of /messages/{id}.
 SOME_ID = "01M840Q7H2P5C7SYTHCZ984TVK"
 
