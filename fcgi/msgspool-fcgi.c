@@ -320,7 +320,7 @@ int
 main(int argc, char *argv[])
 {
 	const char	*config, *sockpath = NULL, *s;
-	char		*end;
+	char		*end, *own = NULL;
 	size_t		 seed = 0;
 	long		 n;
 	int		 ch, sock = 0, workers = WORKERS_DEFAULT;
@@ -368,7 +368,19 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (sockpath != NULL) {
-		if ((sock = FCGX_OpenSocket(sockpath, 128)) == -1) {
+		/*
+		 * ":PORT" is loopback's (msgspool-fcgi(8)), not every address
+		 * as libfcgi takes it: a FastCGI socket trusts whoever talks
+		 * to it.  0.0.0.0:PORT for every address.
+		 */
+		if (*sockpath == ':' && asprintf(&own, "127.0.0.1%s",
+		    sockpath) == -1) {
+			log_err("out of memory");
+			return 1;
+		}
+		sock = FCGX_OpenSocket(own != NULL ? own : sockpath, 128);
+		free(own);
+		if (sock == -1) {
 			log_err("%s: cannot listen", sockpath);
 			return 1;
 		}

@@ -8,6 +8,8 @@ survive the death of a worker."""
 import json
 import os
 import signal
+import socket
+import subprocess
 import time
 
 import pytest
@@ -191,3 +193,48 @@ def test_no_route_with_a_body_is_a_404_problem(srv):
     r = srv.post_raw("/nope", b"x" * 200000)
     assert_problem(r, 404)
     assert srv.sms().status_code == 202
+
+
+def _listening(port):
+    """The local addresses listening on TCP port, as /proc/net/tcp and
+    tcp6 write them (0100007F: 127.0.0.1; 00000000: every address)."""
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                lines = f.read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            fields = line.split()
+            addr, hexport = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(hexport, 16) == port:
+                out.add(addr)
+    return out
+
+
+@pytest.mark.parametrize("host,want", [("", "0100007F"),
+                                       ("127.0.0.1", "0100007F"),
+                                       ("0.0.0.0", "00000000")])
+def test_a_port_without_a_host_listens_on_loopback(srv, host, want):
+    """-s :PORT is 127.0.0.1:PORT (msgspool-fcgi(8)): a FastCGI socket
+    open to the network takes requests with any REMOTE_ADDR from anyone
+    who reaches it; every address only when asked for by name."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [FCGI_DIR / "msgspool-fcgi", "-s", f"{host}:{port}", "-w", "1",
+         "-c", srv.inst.conf], stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not _listening(port) and proc.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _listening(port) == {want}, proc.poll()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+    assert b"cannot listen" not in err, err
