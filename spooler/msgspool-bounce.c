@@ -270,43 +270,57 @@ printable(char *s)
 }
 
 /*
- * Store the receipt for message id, found in dir/name: its status,
- * error and event.  A message a bounce may not change (not an email:
- * msgdoc_receipt_applies) is not ours.
+ * What the report's action means for the message: undelivered,
+ * delivered, delayed (an event only), or NULL for nothing to record.
+ */
+static const char *
+dsn_status(const struct dsn *d)
+{
+	if (strcasecmp(d->action, "failed") == 0)
+		return "undelivered";
+	if (strcasecmp(d->action, "delivered") == 0)
+		return "delivered";
+	if (strcasecmp(d->action, "delayed") == 0)
+		return "delayed";
+	return NULL;
+}
+
+/*
+ * Whether the message id, found in dir/name, is one a bounce may change:
+ * an email (msgdoc_receipt_applies).  One moved meanwhile counts as
+ * ours: msgspoold applies the same rule to what is stored.
  */
 static int
-store(struct spool *spool, enum spool_dir dir, const char *name,
-    const char *id, struct dsn *d)
+ours(struct spool *spool, enum spool_dir dir, const char *name,
+    const char *id, const struct dsn *d)
+{
+	json_t	*doc;
+	char	 why[512];
+	int	 ok;
+
+	if ((doc = spool_load(spool, dir, name, why, sizeof(why))) == NULL)
+		return 1;
+	ok = msgdoc_receipt_applies(doc, spool_dirname(dir), "email",
+	    dsn_status(d), why, sizeof(why));
+	json_decref(doc);
+	if (!ok)
+		log_warn("bounce: not ours (%s): %s; ignored", id, why);
+	return ok;
+}
+
+/* Store the receipt for message id: its status, error and event. */
+static int
+store(struct spool *spool, const char *id, struct dsn *d)
 {
 	const char	*status, *diag;
-	char		 rid[SPOOL_ID_LEN + 1], now[RFC3339_LEN], why[256];
+	char		 rid[SPOOL_ID_LEN + 1], now[RFC3339_LEN];
 	json_t		*doc, *error = NULL;
 	enum msg_status	 st;
-	int		 ours;
 
-	if (strcasecmp(d->action, "failed") == 0)
-		status = "undelivered";
-	else if (strcasecmp(d->action, "delivered") == 0)
-		status = "delivered";
-	else if (strcasecmp(d->action, "delayed") == 0)
-		status = "delayed";		/* an event only */
-	else {
+	if ((status = dsn_status(d)) == NULL) {
 		log_info("bounce: %s: action '%s' says nothing to record", id,
 		    d->action);
 		return EX_OK;
-	}
-	/*
-	 * One that is not an email is not ours.  One moved meanwhile is
-	 * stored all the same: msgspoold applies the same rule.
-	 */
-	if ((doc = spool_load(spool, dir, name, why, sizeof(why))) != NULL) {
-		ours = msgdoc_receipt_applies(doc, spool_dirname(dir), "email",
-		    status, why, sizeof(why));
-		json_decref(doc);
-		if (!ours) {
-			log_warn("bounce: %s: not ours: %s; ignored", id, why);
-			return EX_OK;
-		}
 	}
 	/* A report need not be UTF-8; what is stored must be. */
 	printable(d->status);
@@ -434,8 +448,8 @@ main(int argc, char *argv[], char *envp[])
 		    name) == -1)
 			log_warn("bounce: not for a message of ours (%s); "
 			    "ignored", id[0] ? id : "no id");
-		else
-			rc = store(spool, dir, name, id, &d);
+		else if (ours(spool, dir, name, id, &d))
+			rc = store(spool, id, &d);
 		g_object_unref(msg);
 	}
 	g_mime_shutdown();
