@@ -3,7 +3,9 @@
  * handshake GET /receipts/whatsapp (conf/openapi.yaml).  No API key: each
  * request is the provider's, proved by its signature (checked in
  * constant time against the exact bytes and URL received); a missing
- * or wrong one is a 403 and nothing is written.  A receipt is stored
+ * or wrong one is a 403 and nothing is written, and so is any checked
+ * with a secret that is missing, empty or too short (msgspool.conf(5),
+ * Values: never a key anyone has), which is logged.  A receipt is stored
  * durably in receipts/ (msgspool-spool(5)) before the provider hears
  * 2xx; msgspoold applies it to its message.  This program never
  * rewrites a message.
@@ -135,6 +137,23 @@ add(struct ctx *ctx, struct batchr *b, json_t *doc)
 	return 0;
 }
 
+/*
+ * The secret key of section, checked by config_secret; NULL (logged:
+ * the operator must hear why a provider's receipts are all refused)
+ * when it is absent, empty or too weak, so that nothing is checked
+ * against it.
+ */
+static char *
+secret(const struct config *cfg, const char *section, const char *key)
+{
+	char	*s, err[512];
+
+	if ((s = config_secret(cfg, section, key, err, sizeof(err))) == NULL)
+		log_warn("receipts: %s: receipts that need it are refused",
+		    err);
+	return s;
+}
+
 /* The URL Twilio signed: public-url, the route, the query string. */
 static char *
 twilio_url(const struct ctx *ctx)
@@ -160,7 +179,7 @@ twilio(struct ctx *ctx, struct batchr *b)
 {
 	const struct request	*req = ctx->req;
 	const char		*sec, *sid, *theirs, *ours, *pmid, *code;
-	char			*token, *url, err[256];
+	char			*token, *url;
 	json_t			*form, *query, *error = NULL;
 	size_t			 from = 0;
 	int			 ok = 0, call;
@@ -174,9 +193,8 @@ twilio(struct ctx *ctx, struct batchr *b)
 	while (sid != NULL && url != NULL && !ok &&
 	    (sec = section_of(ctx->cfg, "twilio", "account-sid", sid,
 	    &from)) != NULL) {
-		token = config_secret(ctx->cfg, sec, "auth-token", err,
-		    sizeof(err));
-		ok = receipt_twilio_verify(token, url, form,
+		token = secret(ctx->cfg, sec, "auth-token");
+		ok = token != NULL && receipt_twilio_verify(token, url, form,
 		    cgi_env(req->envp, "HTTP_X_TWILIO_SIGNATURE"));
 		free(token);
 	}
@@ -223,7 +241,7 @@ static struct response *
 whatsapp_verify(struct ctx *ctx)
 {
 	const char	*q, *mode, *tok, *challenge, *sec;
-	char		*want, err[256];
+	char		*want;
 	json_t		*query;
 	struct response	*r = NULL;
 	size_t		 from = 0;
@@ -240,8 +258,9 @@ whatsapp_verify(struct ctx *ctx)
 	    tok != NULL && challenge != NULL &&
 	    (sec = section_of(ctx->cfg, "whatsapp", NULL, NULL, &from)) !=
 	    NULL) {
-		want = config_secret(ctx->cfg, sec, "verify-token", err,
-		    sizeof(err));
+		/* A section without one takes no part in the handshake. */
+		want = config_secret_given(ctx->cfg, sec, "verify-token") ?
+		    secret(ctx->cfg, sec, "verify-token") : NULL;
 		if (want != NULL && strlen(want) == strlen(tok) &&
 		    receipt_equal(want, tok, strlen(tok)))
 			r = response_new(200, "text/plain", challenge,
@@ -257,7 +276,7 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 {
 	const struct request	*req = ctx->req;
 	const char		*phone, *sec, *theirs, *ours, *ts;
-	char			*secret, err[256];
+	char			*key;
 	json_t			*body, *entry, *change, *value, *st, *e0;
 	json_t			*error;
 	size_t			 i, j, k, from, signed_values = 0;
@@ -276,12 +295,11 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 		ok = 0;
 		while (phone != NULL && !ok && (sec = section_of(ctx->cfg,
 		    "whatsapp", "phone-number-id", phone, &from)) != NULL) {
-			secret = config_secret(ctx->cfg, sec, "app-secret",
-			    err, sizeof(err));
-			ok = receipt_meta_verify(secret, req->body,
-			    req->body_len, cgi_env(req->envp,
+			key = secret(ctx->cfg, sec, "app-secret");
+			ok = key != NULL && receipt_meta_verify(key,
+			    req->body, req->body_len, cgi_env(req->envp,
 			    "HTTP_X_HUB_SIGNATURE_256"));
-			free(secret);
+			free(key);
 		}
 		if (!ok) {
 			json_decref(body);
@@ -327,7 +345,7 @@ http(struct ctx *ctx, struct batchr *b)
 {
 	const struct request	*req = ctx->req;
 	const char		*sec, *id, *status, *at;
-	char			*secret, err[256], key[41];
+	char			*hmac, key[41];
 	char			 found[SPOOL_ID_LEN + 1];
 	json_t			*body;
 	time_t			 when = time(NULL);
@@ -336,14 +354,16 @@ http(struct ctx *ctx, struct batchr *b)
 
 	while (!ok && (sec = section_of(ctx->cfg, "http", NULL, NULL,
 	    &from)) != NULL) {
-		secret = config_secret(ctx->cfg, sec, "receipt-secret", err,
-		    sizeof(err));
-		ok = secret != NULL && receipt_stdwh_verify(secret,
+		/* A section without one sends no receipts. */
+		if (!config_secret_given(ctx->cfg, sec, "receipt-secret"))
+			continue;
+		hmac = secret(ctx->cfg, sec, "receipt-secret");
+		ok = hmac != NULL && receipt_stdwh_verify(hmac,
 		    cgi_env(req->envp, "HTTP_WEBHOOK_ID"),
 		    cgi_env(req->envp, "HTTP_WEBHOOK_TIMESTAMP"),
 		    req->body ? req->body : "", req->body_len,
 		    cgi_env(req->envp, "HTTP_WEBHOOK_SIGNATURE"), time(NULL));
-		free(secret);
+		free(hmac);
 	}
 	if (!ok)
 		return forbidden("no valid webhook-signature");

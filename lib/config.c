@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "mime.h"
 #include "msgspool.h"
 #include "util.h"
 
@@ -290,26 +291,127 @@ config_path(const struct config *c, const char *section, const char *key,
 	return out;
 }
 
+/*
+ * The secrets of msgspool.conf(5) and what each must be: a word of
+ * some kind (the providers' tokens and passwords, which their own
+ * services check), or a Standard Webhooks secret, which msgspool keys
+ * its HMACs with and so must be long enough.  A key not listed here is
+ * checked as a word.
+ */
+static const struct secret_kind {
+	const char	*key;
+	int		 whsec;
+} secret_kinds[] = {
+	{ "auth-token", 0 },		/* twilio */
+	{ "token", 0 },			/* whatsapp */
+	{ "app-secret", 0 },
+	{ "verify-token", 0 },
+	{ "password", 0 },		/* smtp, smpp */
+	{ "receipt-secret", 1 },	/* http */
+	{ "webhook-secret", 1 },	/* client.ID */
+};
+
+unsigned char *
+config_whsec_key(const char *secret, size_t *len)
+{
+	unsigned char	*key = NULL;
+
+	*len = 0;
+	if (secret == NULL || strncmp(secret, "whsec_", 6) != 0 ||
+	    mime_base64_decode(secret + 6, strlen(secret + 6), 4096,
+	    &key, len) != 0 || *len < CONFIG_WHSEC_MIN) {
+		free(key);
+		*len = 0;
+		return NULL;
+	}
+	return key;
+}
+
+/*
+ * Whether the len bytes of a secret (from key, read from where) are
+ * one of its kind; the reason in err when they are not.
+ */
+static int
+secret_valid(const char *section, const char *key, const char *where,
+    const char *s, size_t len, char *err, size_t errlen)
+{
+	unsigned char	*k;
+	size_t		 i, klen;
+	int		 whsec = 0;
+
+	for (i = 0; i < sizeof(secret_kinds) / sizeof(secret_kinds[0]); i++)
+		if (strcmp(secret_kinds[i].key, key) == 0)
+			whsec = secret_kinds[i].whsec;
+	for (i = 0; i < len && isspace((unsigned char)s[i]); i++)
+		;
+	if (i == len) {
+		util_seterr(err, errlen, "[%s] %s: %s%s", section, where,
+		    len == 0 ? "empty" : "blank", strcmp(key, where) == 0 ?
+		    "" : " file");
+		return 0;
+	}
+	if (memchr(s, '\0', len) != NULL) {
+		util_seterr(err, errlen, "[%s] %s: holds a NUL byte", section,
+		    where);
+		return 0;
+	}
+	if (whsec) {
+		if ((k = config_whsec_key(s, &klen)) == NULL) {
+			util_seterr(err, errlen, "[%s] %s: not \"whsec_\" and "
+			    "the base64 of %d bytes or more", section, where,
+			    CONFIG_WHSEC_MIN);
+			return 0;
+		}
+		free(k);
+	}
+	return 1;
+}
+
+int
+config_secret_given(const struct config *c, const char *section,
+    const char *key)
+{
+	char	fkey[256];
+
+	snprintf(fkey, sizeof(fkey), "%s-file", key);
+	return config_get(c, section, key) != NULL ||
+	    config_get(c, section, fkey) != NULL;
+}
+
 char *
 config_secret(const struct config *c, const char *section, const char *key,
     char *err, size_t errlen)
 {
 	char		 fkey[256], *path, *buf;
-	const char	*v;
+	const char	*v, *sec = section ? section : "";
 	size_t		 len;
 	int		 fd;
 
-	if ((v = config_get(c, section, key)) != NULL)
-		return strdup(v);
 	snprintf(fkey, sizeof(fkey), "%s-file", key);
+	/* An empty key = never hides its key-file (msgspool.conf(5)). */
+	if ((v = config_get(c, section, key)) != NULL &&
+	    (*v != '\0' || config_get(c, section, fkey) == NULL)) {
+		if (!secret_valid(sec, key, key, v, strlen(v), err, errlen))
+			return NULL;
+		return strdup(v);
+	}
+	if ((v = config_get(c, section, fkey)) == NULL) {
+		util_seterr(err, errlen, "[%s] has neither %s nor %s", sec,
+		    key, fkey);
+		return NULL;
+	}
+	if (*v == '\0') {
+		util_seterr(err, errlen, "[%s] %s: empty, no file named", sec,
+		    fkey);
+		return NULL;
+	}
 	if ((path = config_path(c, section, fkey, NULL)) == NULL) {
-		util_seterr(err, errlen, "[%s] has neither %s nor %s",
-		    section ? section : "", key, fkey);
+		util_seterr(err, errlen, "[%s] %s: out of memory", sec, fkey);
 		return NULL;
 	}
 	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1 ||
 	    util_read_all(fd, SECRET_MAX, &buf, &len) == -1) {
-		util_seterr(err, errlen, "%s: %s", path,
+		util_seterr(err, errlen, "[%s] %s: %s: %s", sec, fkey, path,
 		    errno == EFBIG ? "too large for a secret" :
 		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		if (fd != -1)
@@ -317,13 +419,35 @@ config_secret(const struct config *c, const char *section, const char *key,
 		free(path);
 		return NULL;
 	}
+	close(fd);
+	free(path);
 	if (len > 0 && buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	if (len > 0 && buf[len - 1] == '\r')
 		buf[--len] = '\0';
-	close(fd);
-	free(path);
+	if (!secret_valid(sec, key, fkey, buf, len, err, errlen)) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
+}
+
+int
+config_secrets_check(const struct config *c, const char *section,
+    char *err, size_t errlen)
+{
+	size_t	 i;
+	char	*s;
+
+	for (i = 0; i < sizeof(secret_kinds) / sizeof(secret_kinds[0]); i++) {
+		if (!config_secret_given(c, section, secret_kinds[i].key))
+			continue;
+		if ((s = config_secret(c, section, secret_kinds[i].key, err,
+		    errlen)) == NULL)
+			return -1;
+		free(s);
+	}
+	return 0;
 }
 
 int

@@ -71,13 +71,41 @@ int		 config_has_section(const struct config *, const char *section);
 char		*config_path(const struct config *, const char *section,
 		    const char *key, const char *def);
 
+/* A Standard Webhooks secret's bytes ("whsec_" and base64), at least. */
+#define CONFIG_WHSEC_MIN	24
+
 /*
- * A secret: the value of key, or the contents of the file named by
- * "key-file" with one trailing newline removed.  Returns a malloc'd
- * string, or NULL (absent or unreadable; a reason in err).
+ * A secret (msgspool.conf(5), Values): the value of key or, when it is
+ * absent or empty, the contents of the file named by "key-file" with one
+ * trailing newline removed.  Every secret is checked here, by its kind:
+ * none may be empty, blank or hold a NUL byte, and receipt-secret and
+ * webhook-secret must be "whsec_" and the base64 of CONFIG_WHSEC_MIN
+ * bytes or more (config_whsec_key).  Returns a malloc'd string, or NULL
+ * with a reason that names "[section] key" in err (absent, empty,
+ * unreadable, too weak).
  */
 char		*config_secret(const struct config *, const char *section,
 		    const char *key, char *err, size_t errlen);
+
+/* Whether section gives key or "key-file" at all, even empty. */
+int		 config_secret_given(const struct config *,
+		    const char *section, const char *key);
+
+/*
+ * Check every secret a section gives (auth-token, token, app-secret,
+ * verify-token, password, receipt-secret, webhook-secret; each absent
+ * one is fine) as config_secret does.  0, or -1 with the reason of the
+ * first bad one in err.
+ */
+int		 config_secrets_check(const struct config *,
+		    const char *section, char *err, size_t errlen);
+
+/*
+ * The key of a Standard Webhooks secret: the bytes of the base64 after
+ * "whsec_", malloc'd (caller frees), their count in *len.  NULL when
+ * secret is not that or decodes to fewer than CONFIG_WHSEC_MIN bytes.
+ */
+unsigned char	*config_whsec_key(const char *secret, size_t *len);
 
 /*
  * A size or count: digits with an optional K, M or G suffix (binary).

@@ -59,16 +59,14 @@ event_filter_has(const char *filter, const char *status)
 int
 event_secret_valid(const char *secret)
 {
-	unsigned char	*key = NULL;
-	size_t		 len = 0;
-	int		 ok;
+	unsigned char	*key;
+	size_t		 len;
 
-	if (secret == NULL || strncmp(secret, "whsec_", 6) != 0)
+	/* The rule is config's, which checks every secret it reads. */
+	if ((key = config_whsec_key(secret, &len)) == NULL)
 		return 0;
-	ok = mime_base64_decode(secret + 6, strlen(secret + 6), 4096, &key,
-	    &len) == 0 && len >= EVENT_SECRET_MIN;
 	free(key);
-	return ok;
+	return 1;
 }
 
 char *
@@ -136,16 +134,10 @@ event_check_section(const struct config *cfg, const char *section,
 		    "https URL", section);
 		return -1;
 	}
+	/* config_secret checks it is "whsec_" and base64 of enough bytes. */
 	if ((secret = config_secret(cfg, section, "webhook-secret", serr,
 	    sizeof(serr))) == NULL) {
 		util_seterr(err, errlen, "%s", serr);
-		return -1;
-	}
-	if (!event_secret_valid(secret)) {
-		free(secret);
-		util_seterr(err, errlen, "[%s]: webhook-secret: not \"whsec_\" "
-		    "and base64 of %d bytes or more", section,
-		    EVENT_SECRET_MIN);
 		return -1;
 	}
 	free(secret);

@@ -27,7 +27,7 @@
 /* The statuses a client is told of unless webhook-events says less. */
 #define EVENT_TYPES_DEFAULT	"sent,delivered,read,undelivered,failed,canceled"
 /* Random bytes in a webhook secret, at least. */
-#define EVENT_SECRET_MIN	24
+#define EVENT_SECRET_MIN	CONFIG_WHSEC_MIN
 /* ... and in one msgspool makes. */
 #define EVENT_SECRET_BYTES	32
 

@@ -11,7 +11,7 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 
-#include "mime.h"
+#include "config.h"
 #include "receipt.h"
 #include "util.h"
 
@@ -109,7 +109,7 @@ receipt_twilio_verify(const char *token, const char *url,
 	json_t			*val;
 	size_t			 n = 0, i;
 
-	if (token == NULL || url == NULL || sig == NULL)
+	if (token == NULL || *token == '\0' || url == NULL || sig == NULL)
 		return 0;
 	if ((keys = calloc(json_object_size(params) + 1,
 	    sizeof(*keys))) == NULL)
@@ -144,7 +144,7 @@ receipt_meta_verify(const char *secret, const char *body, size_t len,
 	char			 want[2 * SHA256_DIGEST_SIZE + 1], got[sizeof(want)];
 	size_t			 i;
 
-	if (secret == NULL || header == NULL ||
+	if (secret == NULL || *secret == '\0' || header == NULL ||
 	    strncmp(header, "sha256=", 7) != 0 ||
 	    strlen(header + 7) != 2 * SHA256_DIGEST_SIZE)
 		return 0;
@@ -162,21 +162,6 @@ receipt_meta_verify(const char *secret, const char *body, size_t len,
 		    header[7 + i] - 'A' + 'a' : header[7 + i]);
 	got[sizeof(got) - 1] = '\0';
 	return memeql_sec(want, got, sizeof(want) - 1);
-}
-
-/* The key of a "whsec_" secret, decoded; NULL when it is not one. */
-static unsigned char *
-stdwh_key(const char *secret, size_t *len)
-{
-	unsigned char	*key = NULL;
-
-	if (secret == NULL || strncmp(secret, "whsec_", 6) != 0 ||
-	    mime_base64_decode(secret + 6, strlen(secret + 6), 4096,
-	    &key, len) != 0 || *len == 0) {
-		free(key);
-		return NULL;
-	}
-	return key;
 }
 
 /* The base64 Standard Webhooks signature into out (45 bytes). */
@@ -207,7 +192,7 @@ receipt_stdwh_sign(const char *secret, const char *id, const char *timestamp,
 	char		*out;
 	size_t		 klen;
 
-	if ((key = stdwh_key(secret, &klen)) == NULL)
+	if ((key = config_whsec_key(secret, &klen)) == NULL)
 		return NULL;
 	stdwh_mac(key, klen, id, timestamp, body, len, mac);
 	free(key);
@@ -237,7 +222,7 @@ receipt_stdwh_verify(const char *secret, const char *id, const char *timestamp,
 	if (*timestamp == '\0' || *tail != '\0' || ts < now -
 	    RECEIPT_TOLERANCE || ts > now + RECEIPT_TOLERANCE)
 		return 0;
-	if ((key = stdwh_key(secret, &klen)) == NULL)
+	if ((key = config_whsec_key(secret, &klen)) == NULL)
 		return 0;
 	stdwh_mac(key, klen, id, timestamp, body, len, mac);
 	free(key);

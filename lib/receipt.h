@@ -26,14 +26,16 @@ json_t		*receipt_form_parse(const char *body, size_t len);
 /*
  * Twilio's X-Twilio-Signature of a request: base64(HMAC-SHA1(token,
  * url followed by each parameter's name and value, sorted by name)).
- * Returns 1 when sig is it (compared in constant time), 0 otherwise.
+ * Returns 1 when sig is it (compared in constant time), 0 otherwise,
+ * and always 0 for an empty token (which anyone could sign with).
  */
 int		 receipt_twilio_verify(const char *token, const char *url,
 		    const json_t *params, const char *sig);
 
 /*
  * Meta's X-Hub-Signature-256: "sha256=" and the hex HMAC-SHA256 of the
- * raw body with the app secret.  1 when it matches, else 0.
+ * raw body with the app secret.  1 when it matches, else 0 (always for
+ * an empty secret).
  */
 int		 receipt_meta_verify(const char *secret, const char *body,
 		    size_t len, const char *header);
@@ -41,8 +43,9 @@ int		 receipt_meta_verify(const char *secret, const char *body,
 /*
  * Standard Webhooks 1.0: webhook-signature holds one or more
  * space-separated "v1,BASE64" of HMAC-SHA256(key, id "." timestamp "."
- * body), the key being the base64 after "whsec_" in secret.  1 when
- * one matches and the timestamp is within RECEIPT_TOLERANCE of now.
+ * body), the key being the base64 after "whsec_" in secret (of
+ * CONFIG_WHSEC_MIN bytes or more, config_whsec_key).  1 when one
+ * matches and the timestamp is within RECEIPT_TOLERANCE of now.
  */
 int		 receipt_stdwh_verify(const char *secret, const char *id,
 		    const char *timestamp, const char *body, size_t len,
@@ -50,7 +53,8 @@ int		 receipt_stdwh_verify(const char *secret, const char *id,
 
 /*
  * Sign as Standard Webhooks does: "v1," and the base64 signature, into
- * a malloc'd string.  NULL when the secret is not "whsec_" and base64.
+ * a malloc'd string.  NULL when the secret is not "whsec_" and base64
+ * of CONFIG_WHSEC_MIN bytes or more.
  */
 char		*receipt_stdwh_sign(const char *secret, const char *id,
 		    const char *timestamp, const char *body, size_t len);

@@ -137,8 +137,9 @@ route_get(struct daemon *d, const char *section, const char *channel,
 }
 
 /*
- * Check every delivery section of a config before it is used: a known
- * channel, a provider that serves it, and keys its provider accepts.  So
+ * Check every section of a config before it is used: its secrets, a
+ * known channel, a provider that serves it, and keys its provider
+ * accepts (a client's webhook and rate for a client section).  So
  * a typo stops the daemon at start (or keeps the old config on SIGHUP)
  * instead of deferring every message until max-age.  0, or -1 (logged).
  */
@@ -154,6 +155,16 @@ check_sections(const struct config *cfg, const char *root)
 	int			 c, rc = 0;
 
 	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++) {
+		/*
+		 * Every secret the section gives, used here or only by the
+		 * receipts program: an empty or weak one would let anyone
+		 * sign (msgspool.conf(5), Values).
+		 */
+		if (config_secrets_check(cfg, sec, err, sizeof(err)) == -1) {
+			log_err("config: %s", err);
+			rc = -1;
+			continue;
+		}
 		if (strncmp(sec, "client.", 7) == 0) {
 			/* A client's webhook (msgspool.conf(5)). */
 			if (event_check_section(cfg, sec, err, sizeof(err)) ==

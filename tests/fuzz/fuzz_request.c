@@ -27,11 +27,14 @@
  * environment prints each reply (to replay a crash).
  *
  * The receipts program (POST /receipts/PROVIDER) is fuzzed the same way,
- * its input's first byte choosing the provider and the rest signed with
- * the instance's secrets as the provider would, so that the fuzzer gets
- * past the signature; a receipt is stored (as many as the reply says,
- * each a document of that provider) or refused (403 for a bad one), and
- * never queues a message.
+ * its input's first byte choosing the provider (byte % 3) and the config
+ * (byte / 3 % 3), the rest signed as the provider would, so that the
+ * fuzzer gets past the signature; a receipt is stored (as many as the
+ * reply says, each a document of that provider) or refused (403 for a
+ * bad one), and never queues a message.  The configs (confs): good
+ * secrets; every one empty; or empty beside its NAME-file, and a
+ * receipt-secret of one byte.  With the last two the body is signed with
+ * the empty or short key, as anyone could: it must be refused (403).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,8 +56,6 @@
 
 #include "keys.h"
 #include "message.h"
-#include "mime.h"
-#include "receipt.h"
 #include "spool.h"
 #include "util.h"
 
@@ -79,13 +80,30 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define TWILIO_TOKEN	"fuzz-twilio-token"
 #define WA_PHONE	"1234567890"
 #define WA_SECRET	"fuzz-app-secret"
-#define HTTP_SECRET	"whsec_ZnV6ei1yZWNlaXB0LXNlY3JldA=="
+#define HTTP_SECRET	"whsec_ZnV6ei1yZWNlaXB0LXNlY3JldC0yNGJ5"
+#define SHORT_SECRET	"whsec_aw=="	/* one byte */
+
+/* The configs' provider sections, and the keys receipts are signed with. */
+static const struct {
+	const char	*name, *twilio, *whatsapp, *http;
+	const char	*key[3];	/* twilio, whatsapp, http */
+} confs[] = {
+	{ "msgspool.conf", "auth-token = " TWILIO_TOKEN,
+	    "app-secret = " WA_SECRET "\nverify-token = v",
+	    "receipt-secret = " HTTP_SECRET,
+	    { TWILIO_TOKEN, WA_SECRET, HTTP_SECRET } },
+	{ "empty.conf", "auth-token =", "app-secret =\nverify-token =",
+	    "receipt-secret =", { "", "", "whsec_" } },
+	{ "weak.conf", "auth-token =\nauth-token-file = twilio.token",
+	    "app-secret =\napp-secret-file = wa.secret\nverify-token = v",
+	    "receipt-secret = " SHORT_SECRET, { "", "", SHORT_SECRET } },
+};
 
 static const char *const id_keys[] = { "smsId", "messageId", "callId",
     "attachmentId", NULL };
 
 static struct {
-	char		 conf[FUZZ_PATH_MAX + 32];	/* MSGSPOOL_CONFIG=... */
+	char		 conf[3][FUZZ_PATH_MAX + 32];	/* MSGSPOOL_CONFIG=... */
 	char		 spool[FUZZ_PATH_MAX];
 	char		 upload[FUZZ_PATH_MAX];		/* kept between runs */
 	struct spool	*s;
@@ -172,26 +190,31 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	char	 dir[FUZZ_PATH_MAX], hash[KEY_HASH_HEX + 1], text[2048];
 	char	 now[32], err[256];
 	json_t	*doc;
+	size_t	 i;
 
 	(void)argc;
 	(void)argv;
 	fuzz_scratch(dir, sizeof(dir), "request");
 	fuzz_path(inst.spool, "%s/spool", dir);
-	snprintf(inst.conf, sizeof(inst.conf),
-	    "MSGSPOOL_CONFIG=%s/msgspool.conf", dir);
 	/* Small limits, so that inputs of a few KiB reach them. */
-	snprintf(text, sizeof(text), "spool = %s/spool\nkeys = %s/keys\n"
-	    "templates = templates\nmax-body = 64K\nmax-email-body = 256K\n"
-	    "max-batch = 8\nmax-attachment = 4K\n"
-	    "max-message-attachments = 6K\npublic-url = " PUBLIC_URL "/\n"
-	    "[sms]\nprovider = twilio\naccount-sid = " TWILIO_SID "\n"
-	    "auth-token = " TWILIO_TOKEN "\nfrom = +15005550006\n"
-	    "[ott.1]\nprovider = whatsapp\nphone-number-id = " WA_PHONE "\n"
-	    "token = t\napp-secret = " WA_SECRET "\nverify-token = v\n"
-	    "[ott.3]\nprovider = file\n"
-	    "[voice]\nprovider = http\nurl = http://127.0.0.1:9/hook\n"
-	    "receipt-secret = " HTTP_SECRET "\n", dir, dir);
-	write_text(dir, "msgspool.conf", text);
+	for (i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
+		snprintf(inst.conf[i], sizeof(inst.conf[i]),
+		    "MSGSPOOL_CONFIG=%s/%s", dir, confs[i].name);
+		snprintf(text, sizeof(text), "spool = %s/spool\n"
+		    "keys = %s/keys\ntemplates = templates\nmax-body = 64K\n"
+		    "max-email-body = 256K\nmax-batch = 8\n"
+		    "max-attachment = 4K\nmax-message-attachments = 6K\n"
+		    "public-url = " PUBLIC_URL "/\n[sms]\nprovider = twilio\n"
+		    "account-sid = " TWILIO_SID "\n%s\nfrom = +15005550006\n"
+		    "[ott.1]\nprovider = whatsapp\nphone-number-id = "
+		    WA_PHONE "\ntoken = t\n%s\n[ott.3]\nprovider = file\n"
+		    "[voice]\nprovider = http\nurl = http://127.0.0.1:9/hook\n"
+		    "%s\n", dir, dir, confs[i].twilio, confs[i].whatsapp,
+		    confs[i].http);
+		write_text(dir, confs[i].name, text);
+	}
+	write_text(dir, "twilio.token", TWILIO_TOKEN "\n");
+	write_text(dir, "wa.secret", WA_SECRET "\n");
 	keys_hash_hex(KEY, strlen(KEY), hash);
 	snprintf(text, sizeof(text), "# fuzz instance\n" CLIENT ":%s:*\n"
 	    "other:%064d:sms\n", hash, 0);
@@ -413,30 +436,32 @@ struct req {
 	const uint8_t	*body;
 	size_t		 len;
 	const char	*provider;	/* receipts: twilio, whatsapp, http */
+	int		 weak;		/* receipts: signed with a weak key */
 	char		*envp[12];
 	char		 clen[48], path[48], uri[64], sig[128], ts[64];
-	char		*stdwh;		/* malloc'd */
 };
 
 /*
  * The request of an input.  For a send route, the input is the JSON
  * body.  For receipts, its first byte picks the provider (twilio,
- * whatsapp, http) and the rest is the body, signed as that provider
- * signs it (Twilio's signature needs a form to sign).
+ * whatsapp, http) and the config, and the rest is the body, signed as
+ * that provider signs it with the config's key (Twilio's signature
+ * needs a form to sign).
  */
 static void
 request_of(const uint8_t *data, size_t size, struct req *r)
 {
 	static const char *const providers[] = { "twilio", "whatsapp",
 	    "http" };
-	char	*sig, hub[80];
-	size_t	 n = 0;
+	size_t	 n = 0, c = 0, p;
 
 	memset(r, 0, sizeof(*r));
 	r->body = data;
 	r->len = size;
+	if (inst.receipts && size > 0)
+		c = data[0] / 3 % 3;
 	r->envp[n++] = "REQUEST_METHOD=POST";
-	r->envp[n++] = inst.conf;
+	r->envp[n++] = inst.conf[c];
 	r->envp[n++] = r->clen;
 	if (!inst.receipts) {
 		r->envp[n++] = "CONTENT_TYPE=application/json";
@@ -445,7 +470,9 @@ request_of(const uint8_t *data, size_t size, struct req *r)
 		r->envp[n++] = size % 2 ? "REQUEST_URI=/email/v1/deliver" :
 		    "REQUEST_URI=/deliver";
 	} else if (size > 0) {
-		r->provider = providers[data[0] % 3];
+		p = data[0] % 3;
+		r->provider = providers[p];
+		r->weak = c > 0;
 		r->body = data + 1;
 		r->len = size - 1;
 		snprintf(r->path, sizeof(r->path), "PATH_INFO=/%s",
@@ -455,38 +482,18 @@ request_of(const uint8_t *data, size_t size, struct req *r)
 		r->envp[n++] = r->path;
 		r->envp[n++] = r->uri;
 		r->envp[n++] = r->sig;
-		if (strcmp(r->provider, "twilio") == 0) {
-			r->envp[n++] = "CONTENT_TYPE=application/"
-			    "x-www-form-urlencoded";
-			if ((sig = fuzz_twilio_signature(TWILIO_TOKEN,
-			    PUBLIC_URL "/receipts/twilio", r->body,
-			    r->len)) != NULL)
-				snprintf(r->sig, sizeof(r->sig),
-				    "HTTP_X_TWILIO_SIGNATURE=%s", sig);
-			free(sig);
-		} else {
-			r->envp[n++] = "CONTENT_TYPE=application/json";
-			if (strcmp(r->provider, "whatsapp") == 0) {
-				fuzz_meta_signature(WA_SECRET, r->body,
-				    r->len, hub, sizeof(hub));
-				snprintf(r->sig, sizeof(r->sig),
-				    "HTTP_X_HUB_SIGNATURE_256=%s", hub);
-			}
-		}
-		if (strcmp(r->provider, "http") == 0) {
-			snprintf(r->ts, sizeof(r->ts),
-			    "HTTP_WEBHOOK_TIMESTAMP=%lld", (long long)time(NULL));
+		r->envp[n++] = p == 0 ? "CONTENT_TYPE=application/"
+		    "x-www-form-urlencoded" : "CONTENT_TYPE=application/json";
+		snprintf(r->ts, sizeof(r->ts), "HTTP_WEBHOOK_TIMESTAMP=%lld",
+		    (long long)time(NULL));
+		if (p == 2) {
 			r->envp[n++] = "HTTP_WEBHOOK_ID=msg_fuzz";
 			r->envp[n++] = r->ts;
-			r->stdwh = receipt_stdwh_sign(HTTP_SECRET, "msg_fuzz",
-			    r->ts + strlen("HTTP_WEBHOOK_TIMESTAMP="),
-			    (const char *)r->body, r->len);
-			snprintf(r->sig, sizeof(r->sig),
-			    "HTTP_WEBHOOK_SIGNATURE=%s", r->stdwh ? r->stdwh :
-			    "");
 		}
-		if (r->sig[0] == '\0')
-			snprintf(r->sig, sizeof(r->sig), "X_UNSIGNED=1");
+		fuzz_receipt_signature(r->provider, confs[c].key[p],
+		    PUBLIC_URL "/receipts/twilio", "msg_fuzz",
+		    r->ts + strlen("HTTP_WEBHOOK_TIMESTAMP="), r->body, r->len,
+		    r->sig, sizeof(r->sig));
 	}
 	snprintf(r->clen, sizeof(r->clen), "CONTENT_LENGTH=%zu", r->len);
 	r->envp[n] = NULL;
@@ -558,7 +565,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reply = fuzz_read_all(out, &len);
 	close(in);
 	close(out);
-	free(r.stdwh);
 	if (fuzz_open_fds() != fds)
 		fuzz_fail("%d file descriptors open after the request, %d "
 		    "before", fuzz_open_fds(), fds);
@@ -572,6 +578,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("status %d from a healthy instance: %s", status,
 		    reply);
 	if (inst.receipts) {
+		/* Signed with a key anyone has: refused, nothing stored. */
+		if (r.weak && status != 403)
+			fuzz_fail("status %d for a %s receipt signed with an "
+			    "empty or short secret: %s", status, r.provider,
+			    reply);
 		check_receipts(status, body, r.provider);
 		files = json_object();
 		dir_ids("new", files, NULL);

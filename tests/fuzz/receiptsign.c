@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <nettle/hmac.h>
+#include <nettle/sha2.h>
 
 #include "mime.h"
 #include "receipt.h"
@@ -73,4 +74,55 @@ fuzz_meta_signature(const char *secret, const uint8_t *body, size_t len,
 	n = snprintf(out, outlen, "sha256=");
 	for (i = 0; i < sizeof(d); i++)
 		n += snprintf(out + n, outlen - (size_t)n, "%02x", d[i]);
+}
+
+char *
+fuzz_stdwh_signature(const char *secret, const char *id, const char *ts,
+    const uint8_t *body, size_t len)
+{
+	struct hmac_sha256_ctx	 ctx;
+	uint8_t			 d[SHA256_DIGEST_SIZE];
+	unsigned char		*key = NULL;
+	char			*b64, *out;
+	size_t			 klen = 0;
+
+	if (strncmp(secret, "whsec_", 6) != 0 || mime_base64_decode(secret +
+	    6, strlen(secret + 6), 4096, &key, &klen) != 0)
+		return NULL;
+	hmac_sha256_set_key(&ctx, klen, key);
+	hmac_sha256_update(&ctx, strlen(id), (const uint8_t *)id);
+	hmac_sha256_update(&ctx, 1, (const uint8_t *)".");
+	hmac_sha256_update(&ctx, strlen(ts), (const uint8_t *)ts);
+	hmac_sha256_update(&ctx, 1, (const uint8_t *)".");
+	hmac_sha256_update(&ctx, len, body);
+	hmac_sha256_digest(&ctx, sizeof(d), d);
+	free(key);
+	if ((b64 = mime_base64_encode(d, sizeof(d))) == NULL)
+		return NULL;
+	if (asprintf(&out, "v1,%s", b64) == -1)
+		out = NULL;
+	free(b64);
+	return out;
+}
+
+void
+fuzz_receipt_signature(const char *provider, const char *key,
+    const char *url, const char *id, const char *ts, const uint8_t *body,
+    size_t len, char *out, size_t outlen)
+{
+	char	*sig, hub[80];
+
+	sig = NULL;
+	if (strcmp(provider, "twilio") == 0 && (sig =
+	    fuzz_twilio_signature(key, url, body, len)) != NULL)
+		snprintf(out, outlen, "HTTP_X_TWILIO_SIGNATURE=%s", sig);
+	else if (strcmp(provider, "whatsapp") == 0) {
+		fuzz_meta_signature(key, body, len, hub, sizeof(hub));
+		snprintf(out, outlen, "HTTP_X_HUB_SIGNATURE_256=%s", hub);
+	} else if (strcmp(provider, "http") == 0 && (sig =
+	    fuzz_stdwh_signature(key, id, ts, body, len)) != NULL)
+		snprintf(out, outlen, "HTTP_WEBHOOK_SIGNATURE=%s", sig);
+	else
+		snprintf(out, outlen, "X_UNSIGNED=1");
+	free(sig);
 }

@@ -23,4 +23,26 @@ char	*fuzz_twilio_signature(const char *token, const char *url,
 void	 fuzz_meta_signature(const char *secret, const uint8_t *body,
 	    size_t len, char *out, size_t outlen);
 
+/*
+ * webhook-signature of body (len bytes) as Standard Webhooks signs it:
+ * "v1," base64(HMAC-SHA256(the bytes of the base64 after "whsec_" in
+ * secret, id "." ts "." body)), whatever their number, even none (as a
+ * forger would sign with a short secret).  malloc'd; NULL when secret
+ * is not "whsec_" and base64.
+ */
+char	*fuzz_stdwh_signature(const char *secret, const char *id,
+	    const char *ts, const uint8_t *body, size_t len);
+
+/*
+ * The signature a provider puts on a receipt, as the CGI variable that
+ * carries it ("HTTP_X_TWILIO_SIGNATURE=...", "HTTP_X_HUB_SIGNATURE_256=
+ * ...", "HTTP_WEBHOOK_SIGNATURE=..."), into out: body signed with key
+ * (twilio: the auth token, for url; whatsapp: the app secret; http: the
+ * receipt-secret, for id and ts).  "X_UNSIGNED=1" when it cannot be
+ * signed (a Twilio body that is no form).
+ */
+void	 fuzz_receipt_signature(const char *provider, const char *key,
+	    const char *url, const char *id, const char *ts,
+	    const uint8_t *body, size_t len, char *out, size_t outlen);
+
 #endif

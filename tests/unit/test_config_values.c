@@ -214,6 +214,131 @@ test_secret_absent(void **state)
 	config_free(c);
 }
 
+/*
+ * config_secret of [s] key in text: want, or NULL with a reason that
+ * names the section, the key and why.
+ */
+static void
+secret_is(const char *text, const char *key, const char *want,
+    const char *why)
+{
+	struct config	*c = parse_ok(text);
+	char		 err[512] = "", *s;
+
+	s = config_secret(c, "s", key, err, sizeof(err));
+	config_free(c);
+	if (want != NULL && (s == NULL || strcmp(s, want) != 0))
+		fail_msg("%s: '%s' (%s), wanted '%s'", text, s ? s : "", err,
+		    want);
+	if (want == NULL && (s != NULL || strstr(err, "[s] ") == NULL ||
+	    strstr(err, why) == NULL))
+		fail_msg("%s: '%s', wanted [s] and %s", text, err, why);
+	free(s);
+}
+
+static void
+test_secret_never_empty(void **state)
+{
+	/* A file's bytes, as the file of a key; why it is refused. */
+	static const struct {
+		const char	*bytes;
+		size_t		 len;
+		const char	*why;
+	} files[] = {
+		{ "", 0, "token-file: empty" }, { "\r\n", 2, "empty" },
+		{ " \t\n", 3, "token-file: blank" },
+		/* A NUL would cut it short: "\0abc" is "" to its users. */
+		{ "\0abc\n", 5, "token-file: holds a NUL" },
+	};
+	const char	*dir = *state;
+	char		 f[512], conf[1200];
+	size_t		 i;
+	int		 fd;
+
+	secret_is("[s]\ntoken =\n", "token", NULL, "token: empty");
+	secret_is("[s]\ntoken-file =\n", "token", NULL, "token-file: empty");
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(f, sizeof(f), "%s/secret%zu", dir, i);
+		if ((fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		    write(fd, files[i].bytes, files[i].len) !=
+		    (ssize_t)files[i].len || close(fd) == -1)
+			fail_msg("%s: %s", f, strerror(errno));
+		snprintf(conf, sizeof(conf), "[s]\ntoken-file = %s\n", f);
+		secret_is(conf, "token", NULL, files[i].why);
+		/* An empty value beside it changes nothing. */
+		snprintf(conf, sizeof(conf), "[s]\ntoken =\ntoken-file = %s\n",
+		    f);
+		secret_is(conf, "token", NULL, files[i].why);
+	}
+	/* A word of one character is a word: the provider judges it. */
+	secret_is("[s]\nverify-token = v\n", "verify-token", "v", NULL);
+}
+
+static void
+test_secret_empty_does_not_hide_file(void **state)
+{
+	const char	*dir = *state;
+	char		 f[512], conf[1200];
+
+	write_file(dir, "app", "from-the-file\n", f, sizeof(f));
+	/* Either order: the empty placeholder gives way to the file. */
+	snprintf(conf, sizeof(conf), "[s]\nkey =\nkey-file = %s\n", f);
+	secret_is(conf, "key", "from-the-file", NULL);
+	snprintf(conf, sizeof(conf), "[s]\nkey-file = %s\nkey =\n", f);
+	secret_is(conf, "key", "from-the-file", NULL);
+	/* A value that is there still wins over it. */
+	snprintf(conf, sizeof(conf), "[s]\nkey = inline\nkey-file = %s\n", f);
+	secret_is(conf, "key", "inline", NULL);
+}
+
+static void
+test_secret_whsec_kinds(void **state)
+{
+	/* 24 bytes; 23 bytes, 1 byte, none, not base64, no "whsec_". */
+	const char	*ok = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+	const char	*bad[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS",
+	    "whsec_aw==", "whsec_", "whsec_!!!!", ok + 6 };
+	char		 conf[256];
+	unsigned char	*k;
+	size_t		 i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(conf, sizeof(conf), "[s]\nreceipt-secret = %s\n"
+		    "webhook-secret = %s\n", bad[i], bad[i]);
+		secret_is(conf, "receipt-secret", NULL, "of 24 bytes or more");
+		secret_is(conf, "webhook-secret", NULL, "of 24 bytes or more");
+	}
+	snprintf(conf, sizeof(conf), "[s]\nreceipt-secret = %s\n", ok);
+	secret_is(conf, "receipt-secret", ok, NULL);
+	assert_non_null(k = config_whsec_key(ok, &len));
+	assert_int_equal(len, 24);
+	free(k);
+	assert_null(config_whsec_key(bad[0], &len));
+	assert_null(config_whsec_key(NULL, &len));
+}
+
+static void
+test_secrets_check(void **state)
+{
+	struct config	*c;
+	char		 err[512] = "";
+
+	(void)state;
+	/* Absent secrets are no error; given ones are checked. */
+	c = parse_ok("[s]\ntoken = t\n[t]\nverify-token =\n"
+	    "[u]\nreceipt-secret-file = /nonexistent/x\n");
+	assert_int_equal(config_secrets_check(c, "s", err, sizeof(err)), 0);
+	assert_false(config_secret_given(c, "s", "app-secret"));
+	assert_true(config_secret_given(c, "t", "verify-token"));
+	assert_true(config_secret_given(c, "u", "receipt-secret"));
+	assert_int_equal(config_secrets_check(c, "t", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "[t] verify-token: empty"));
+	assert_int_equal(config_secrets_check(c, "u", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "[u] receipt-secret-file: "));
+	config_free(c);
+}
+
 static void
 test_size_values(void **state)
 {
@@ -452,6 +577,10 @@ main(void)
 		cmocka_unit_test(test_secret_inline),
 		T(test_secret_missing_file),
 		cmocka_unit_test(test_secret_absent),
+		T(test_secret_never_empty),
+		T(test_secret_empty_does_not_hide_file),
+		cmocka_unit_test(test_secret_whsec_kinds),
+		cmocka_unit_test(test_secrets_check),
 		cmocka_unit_test(test_size_values),
 		cmocka_unit_test(test_size_bad_values),
 		cmocka_unit_test(test_seconds_values),

@@ -33,6 +33,9 @@ test_twilio_signature(void **state)
 	assert_false(receipt_twilio_verify("12345", "https://mycompany.com/"
 	    "myapp.php?foo=1&bar=3", p, "0/KCTR6DLpKmkAf8muzZqo1nDgQ="));
 	assert_false(receipt_twilio_verify("12345", url, p, ""));
+	/* Anyone can sign with no key: such a token checks nothing. */
+	assert_false(receipt_twilio_verify("", url, p,
+	    "3cdcKJhDP37mDuun3bl3LgM2ApY="));
 	assert_false(receipt_twilio_verify("12345", url, p, NULL));
 	json_object_set_new(p, "Digits", json_string("1235"));
 	assert_false(receipt_twilio_verify("12345", url, p,
@@ -100,6 +103,10 @@ test_meta_signature(void **state)
 	assert_false(receipt_meta_verify("secret", body, strlen(body),
 	    "sha1=aa9e"));
 	assert_false(receipt_meta_verify("secret", body, strlen(body), NULL));
+	/* HMAC-SHA256 of the body with an empty key. */
+	assert_false(receipt_meta_verify("", body, strlen(body),
+	    "sha256=e0baad27ae5335a93e2979e6693e7630de7d66b4d5bfd687cdbf1f00"
+	    "18f79cb8"));
 }
 
 static void
