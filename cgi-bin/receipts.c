@@ -23,12 +23,14 @@
 #include "receipt.h"
 #include "spool.h"
 
-#define RECEIPTS_MAX	1000	/* statuses in one request */
-
-/* What a request brought: receipts to store. */
+/*
+ * What a request brought: receipts to store, every one of them.  The
+ * body's 64 KiB (CGI_RAW_MAX) bound how many a WhatsApp webhook holds.
+ */
 struct batchr {
-	json_t		*docs[RECEIPTS_MAX];
+	json_t		**docs;
 	size_t		 n;
+	size_t		 cap;
 	size_t		 dropped;	/* for messages we do not know */
 	char		 last[ULID_LEN + 1];	/* the last receipt's id */
 };
@@ -118,6 +120,7 @@ add(struct ctx *ctx, struct batchr *b, json_t *doc)
 	enum spool_dir	 d;
 	const char	*msgid;
 	char		 name[SPOOL_NAME_MAX];
+	json_t		**v;
 
 	if (doc == NULL)
 		return -1;
@@ -129,9 +132,14 @@ add(struct ctx *ctx, struct batchr *b, json_t *doc)
 		json_decref(doc);
 		return 0;
 	}
-	if (b->n == RECEIPTS_MAX) {
-		json_decref(doc);
-		return 0;
+	if (b->n == b->cap) {
+		if ((v = reallocarray(b->docs, b->cap ? 2 * b->cap : 16,
+		    sizeof(*v))) == NULL) {
+			json_decref(doc);
+			return -1;
+		}
+		b->docs = v;
+		b->cap = b->cap ? 2 * b->cap : 16;
 	}
 	b->docs[b->n++] = doc;
 	return 0;
@@ -330,8 +338,7 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 			    "message") : json_object_get(e0, "title"));
 		if (add(ctx, b, receipt_doc(b, "whatsapp", NULL,
 		    json_string_value(json_object_get(st, "id")), ours, theirs,
-		    ts ? (time_t)strtoll(ts, NULL, 10) : time(NULL), error)) ==
-		    -1) {
+		    receipt_meta_time(ts, time(NULL)), error)) == -1) {
 			json_decref(body);
 			return response_error(500, "out of memory");
 		}
@@ -442,6 +449,7 @@ receipts(struct ctx *ctx)
 		    (json_int_t)b.n, "dropped", (json_int_t)b.dropped));
 	for (i = 0; i < b.n; i++)
 		json_decref(b.docs[i]);
+	free(b.docs);
 	return r;
 }
 

@@ -302,6 +302,26 @@ receipt_meta_status(const char *status)
 	return NULL;
 }
 
+time_t
+receipt_meta_time(const char *timestamp, time_t now)
+{
+	/* 9999-12-31T23:59:59Z: the last time RFC 3339 can write. */
+	const long long	 last = 253402300799LL;
+	long long	 t = 0;
+	const char	*p;
+
+	if (timestamp == NULL || *timestamp == '\0')
+		return now;
+	for (p = timestamp; *p >= '0' && *p <= '9'; p++) {
+		t = t * 10 + (*p - '0');
+		if (t > last)
+			return now;
+	}
+	if (*p != '\0' || t == 0 || (time_t)t != t)
+		return now;
+	return (time_t)t;
+}
+
 const char *
 receipt_smpp_status(const char *stat)
 {

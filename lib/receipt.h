@@ -80,6 +80,14 @@ const char	*receipt_twilio_status(const char *status, int call);
 const char	*receipt_meta_status(const char *status);
 
 /*
+ * The time of a WhatsApp status: its "timestamp", Unix seconds as a
+ * string of digits, from 1 to the end of year 9999; now when it is
+ * missing (NULL) or anything else, such as a word or 0 (conf/openapi.yaml,
+ * WhatsAppStatusWebhook).
+ */
+time_t		 receipt_meta_time(const char *timestamp, time_t now);
+
+/*
  * An SMPP delivery receipt's final state (the "stat:" of its text, or
  * the message_state TLV's name): DELIVRD -> "delivered"; UNDELIV,
  * EXPIRED, DELETED, REJECTD, UNKNOWN -> "undelivered"; ENROUTE, ACCEPTD

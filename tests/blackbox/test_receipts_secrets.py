@@ -4,9 +4,12 @@
 needs.  An empty or short one, or an empty NAME-file, makes the receipts
 of that section 403 (with a line on the programs' stderr) and msgspoold
 refuse to start, naming the section and key; an empty NAME = beside a
-NAME-file does not hide the file."""
+NAME-file does not hide the file.  A WhatsApp webhook has each of its
+statuses stored, however many its 64 KiB hold, and a status without a
+Unix-seconds timestamp is taken at the time it arrived."""
 
 import base64
+import calendar
 import hashlib
 import hmac
 import json
@@ -166,6 +169,51 @@ def test_whatsapp_empty_verify_token_refuses_the_handshake(srv, lines):
     assert "1158201444" not in r.text
     log = srv.cgi_stderr()[start:]
     assert "[ott.1]" in log and "verify-token" in log, log
+
+
+def test_whatsapp_every_status_of_a_webhook_is_stored(srv):
+    """1,500 statuses in one POST (as many as 64 KiB hold of short
+    ones): each is stored, none dropped unsaid."""
+    srv.inst.write_conf(_wa_conf(f"app-secret = {APP_SECRET}\n"))
+    body = _wa_body([{"id": f"w{i}", "status": "read"}
+                     for i in range(1500)])
+    assert len(body) <= 64 * 1024
+    r = _wa_post(srv, body, APP_SECRET)
+    assert r.status_code == 200, r.text
+    assert r.json() == {"stored": 1500, "dropped": 0}
+    got = {json.loads(p.read_bytes())["providerMessageId"]
+           for p in _receipts(srv.inst)}
+    assert got == {f"w{i}" for i in range(1500)}
+
+
+@pytest.mark.parametrize("ts", [None, "soon", "12abc", "", "-5", "0",
+                                "99999999999999999999", 1795428004])
+def test_whatsapp_status_without_unix_seconds_is_taken_now(srv, ts):
+    """A timestamp that is not Unix seconds as a string (missing, not a
+    number, zero, out of range, a JSON number) is no time of the
+    status: the receipt's time is the time it arrived, never 1970."""
+    srv.inst.write_conf(_wa_conf(f"app-secret = {APP_SECRET}\n"))
+    st = {"id": "wamid.T1", "status": "read", "recipient_id": "4915112"}
+    if ts is not None:
+        st["timestamp"] = ts
+    before = int(time.time())
+    r = _wa_post(srv, _wa_body([st]), APP_SECRET)
+    after = int(time.time())
+    assert r.status_code == 200, r.text
+    assert r.json() == {"stored": 1, "dropped": 0}
+    (p,) = _receipts(srv.inst)
+    at = json.loads(p.read_bytes())["at"]
+    t = calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+    assert before - 1 <= t <= after + 1, at
+
+
+def test_whatsapp_status_timestamp_is_kept(srv):
+    srv.inst.write_conf(_wa_conf(f"app-secret = {APP_SECRET}\n"))
+    r = _wa_post(srv, _wa_body([{"id": "wamid.T2", "status": "read",
+                                 "timestamp": "1795428004"}]), APP_SECRET)
+    assert r.status_code == 200, r.text
+    (p,) = _receipts(srv.inst)
+    assert json.loads(p.read_bytes())["at"] == "2026-11-23T10:00:04Z"
 
 
 # ------------------------------------------------------------------ http

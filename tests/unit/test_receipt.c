@@ -109,6 +109,24 @@ test_meta_signature(void **state)
 	    "18f79cb8"));
 }
 
+/* A WhatsApp status's time: Unix seconds as digits, else now. */
+static void
+test_meta_time(void **state)
+{
+	const char	*now_only[] = { "", "soon", "12abc", "-5", "+5", " 5",
+	    "0", "1.5", "253402300800", "99999999999999999999" };
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(receipt_meta_time("1795428004", 7), 1795428004);
+	assert_int_equal(receipt_meta_time("1", 7), 1);
+	assert_int_equal(receipt_meta_time("253402300799", 7), 253402300799);
+	assert_int_equal(receipt_meta_time(NULL, 7), 7);
+	for (i = 0; i < sizeof(now_only) / sizeof(now_only[0]); i++)
+		if (receipt_meta_time(now_only[i], 7) != 7)
+			fail_msg("'%s' taken as a time", now_only[i]);
+}
+
 static void
 test_form(void **state)
 {
@@ -251,6 +269,7 @@ main(void)
 		cmocka_unit_test(test_twilio_signature),
 		cmocka_unit_test(test_standard_webhooks),
 		cmocka_unit_test(test_meta_signature),
+		cmocka_unit_test(test_meta_time),
 		cmocka_unit_test(test_form),
 		cmocka_unit_test(test_statuses),
 		cmocka_unit_test(test_index_key),
