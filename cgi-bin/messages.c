@@ -25,7 +25,8 @@
 /*
  * The id of the request's path: PATH_INFO "/ID" (the server mapped
  * /messages/ID to this program), else REQUEST_URI "/messages/ID".
- * Copied into id; -1 when there is none or it is not an id.
+ * Copied into id; -1 when there is none or it is not an id.  PATH_INFO
+ * is decoded: a '?' there came as "%3F" and is part of no id.
  */
 static int
 path_id(const struct request *req, char *id)
@@ -34,13 +35,13 @@ path_id(const struct request *req, char *id)
 	size_t		 len;
 
 	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/')
-		p++;
+		len = strlen(++p);
 	else if ((p = cgi_env(req->envp, "REQUEST_URI")) != NULL &&
-	    (p = strstr(p, "/messages/")) != NULL)
+	    (p = strstr(p, "/messages/")) != NULL) {
 		p += strlen("/messages/");
-	else
+		len = strcspn(p, "?");
+	} else
 		return -1;
-	len = strcspn(p, "?");
 	if (len != SPOOL_ID_LEN)
 		return -1;
 	memcpy(id, p, len);

@@ -42,67 +42,110 @@ static const struct route prefixes[] = {
 	{ "/receipts/",			&ep_receipts },
 };
 
-int
-fcgi_path_decode(const char *uri, char *out, size_t outlen)
+/* Whether a path may hold c as it is: RFC 3986's unreserved, and "/". */
+static int
+path_char(int c)
 {
-	size_t	len, i, n = 0;
-	int	hi, lo, c;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~' || c == '/';
+}
 
-	if (uri == NULL || outlen == 0)
+/* The byte of a percent-escape at p ("%41"), or -1 when it is none. */
+static int
+escape_at(const char *p)
+{
+	int	hi, lo;
+
+	if (p[0] != '%' || (hi = util_hexval((unsigned char)p[1])) == -1 ||
+	    (lo = util_hexval((unsigned char)p[2])) == -1)
 		return -1;
-	len = strcspn(uri, "?");
-	for (i = 0; i < len; i++) {
-		if (n + 4 > outlen)
-			return -1;
-		if (uri[i] != '%') {
-			out[n++] = uri[i];
+	return hi * 16 + lo;
+}
+
+/*
+ * RFC 3986 5.2.4 on p, a path from its "/", in place, as lighttpd's
+ * buffer_path_simplify does: "." and empty segments go (so "//" is "/"),
+ * ".." takes the segment before it (none above the root), and a path
+ * that ended on one of them ends on "/".
+ */
+static void
+path_simplify(char *p)
+{
+	char	*out = p, *in = p, *seg;
+	size_t	 n;
+
+	while (*in == '/') {
+		seg = ++in;
+		n = strcspn(seg, "/");
+		in += n;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > p && *--out != '/')
+				continue;
+		} else if (n > 1 || (n == 1 && seg[0] != '.')) {
+			*out++ = '/';
+			memmove(out, seg, n);
+			out += n;
 			continue;
 		}
-		if (i + 2 >= len)
-			return -1;
-		if ((hi = util_hexval((unsigned char)uri[i + 1])) == -1 ||
-		    (lo = util_hexval((unsigned char)uri[i + 2])) == -1)
-			return -1;
-		c = hi * 16 + lo;
-		/*
-		 * Only what a route or its parameter is made of is decoded;
-		 * anything else ("%2F", "%3F", "%00") stays as it came, so
-		 * that it routes nowhere.
-		 */
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '~')
-			out[n++] = (char)c;
-		else {
-			memcpy(out + n, uri + i, 3);
-			n += 3;
-		}
-		i += 2;
+		if (*in == '\0')
+			*out++ = '/';
 	}
-	out[n] = '\0';
-	return 0;
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+char *
+fcgi_path(const char *uri)
+{
+	char	*path;
+	size_t	 len, i, n = 0;
+	int	 c;
+
+	if (uri == NULL)
+		return NULL;
+	len = strcspn(uri, "?#");
+	if ((path = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		/*
+		 * What a route or its parameter is made of is decoded, and
+		 * "/" (lighttpd's url-path-2f-decode, nginx's $uri); any other
+		 * escape ("%3F", "%00") or a malformed one stays as it came.
+		 */
+		if ((c = escape_at(uri + i)) != -1 && path_char(c)) {
+			path[n++] = (char)c;
+			i += 2;
+		} else
+			path[n++] = uri[i];
+	}
+	path[n] = '\0';
+	/* A path that is no path ("*", "ping") routes nowhere as it is. */
+	if (path[0] == '/')
+		path_simplify(path);
+	return path;
 }
 
 const struct endpoint *
-fcgi_route(const char *uri, const char **path_info)
+fcgi_route(const char *path, const char **path_info)
 {
 	size_t	len, plen, i;
 
 	*path_info = NULL;
-	if (uri == NULL)
+	if (path == NULL)
 		return NULL;
-	len = strcspn(uri, "?");
+	len = strlen(path);
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strlen(routes[i].path) == len &&
-		    strncmp(uri, routes[i].path, len) == 0)
+		if (strcmp(path, routes[i].path) == 0)
 			return routes[i].ep;
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		plen = strlen(prefixes[i].path);
 		/* One segment after the prefix, as the servers map it. */
-		if (len > plen && strncmp(uri, prefixes[i].path, plen) == 0 &&
-		    memchr(uri + plen, '/', len - plen) == NULL) {
+		if (len > plen && strncmp(path, prefixes[i].path, plen) == 0 &&
+		    strchr(path + plen, '/') == NULL) {
 			/* "/ID": what the route gives a CGI as PATH_INFO. */
-			*path_info = uri + plen - 1;
+			*path_info = path + plen - 1;
 			return prefixes[i].ep;
 		}
 	}
@@ -227,6 +270,32 @@ fcgi_cache_config(struct fcgi_cache *c, const char *path, char *err,
 }
 
 /*
+ * "PATH_INFO=" and path_info decoded, as a web server decodes the
+ * PATH_INFO it gives a CGI (RFC 3875 4.1.5), but for "%00", which no
+ * string can hold and stays as it came.  malloc'd; NULL out of memory.
+ */
+static char *
+path_info_var(const char *path_info)
+{
+	char	*var, *p;
+	int	 c;
+
+	if ((var = malloc(strlen("PATH_INFO=") + strlen(path_info) + 1)) ==
+	    NULL)
+		return NULL;
+	p = stpcpy(var, "PATH_INFO=");
+	for (; *path_info != '\0'; path_info++) {
+		if ((c = escape_at(path_info)) > 0) {
+			*p++ = (char)c;
+			path_info += 2;
+		} else
+			*p++ = *path_info;
+	}
+	*p = '\0';
+	return var;
+}
+
+/*
  * The environment a route's program gets as a CGI: the request's
  * parameters, with PATH_INFO "/ID" for the routes with a parameter (and
  * none for the others), and MSGSPOOL_CONFIG the process's own when it
@@ -246,8 +315,7 @@ fcgi_env(char *const *params, const char *path_info, const char *config,
 	if ((env = calloc(n + 3, sizeof(*env))) == NULL)
 		return NULL;
 	if ((path_info != NULL &&
-	    asprintf(&extra[0], "PATH_INFO=%.*s",
-	    (int)strcspn(path_info, "?"), path_info) == -1) ||
+	    (extra[0] = path_info_var(path_info)) == NULL) ||
 	    (config != NULL &&
 	    asprintf(&extra[1], "MSGSPOOL_CONFIG=%s", config) == -1)) {
 		free(extra[0]);

@@ -12,33 +12,33 @@
 #include "keys.h"
 #include "tmpl.h"
 
-/* The longest request path msgspool-fcgi routes, decoded. */
-#define FCGI_PATH_MAX	1024
+/*
+ * The path of a request's uri (REQUEST_URI) as the web servers map it to
+ * a program (lighttpd with its defaults; msgspool-fcgi(8)): up to a '?'
+ * or '#', with the percent-escapes of letters, digits, "-._~" and "/"
+ * decoded and any other escape kept as it came ("%3F", "%00", a
+ * malformed "%zz"), then its dot segments removed and repeated slashes
+ * merged (RFC 3986 5.2.4): "/x/..//p%69ng" is "/ping".  malloc'd; NULL
+ * when uri is NULL or out of memory.
+ */
+char		*fcgi_path(const char *uri);
 
 /*
- * The path of uri (up to a '?') into out, NUL-terminated, with the
- * percent-escapes of letters, digits and "-._~" decoded, as a web
- * server decodes a path before it maps it to a CGI program; any other
- * escape ("%2F", "%00") is kept as it is and routes nowhere.  0, or -1
- * for a malformed escape or a path that does not fit in outlen.
+ * The endpoint of a path as fcgi_path gives it, or NULL when it is no
+ * route: a route exactly (case counts, "/ping/" is not "/ping"), or
+ * /messages/{id} and /receipts/{provider} with one segment after the
+ * prefix, for which *path_info points at "/ID" inside path, what the
+ * route's program gets as PATH_INFO (still encoded); else NULL.
  */
-int		 fcgi_path_decode(const char *uri, char *out, size_t outlen);
-
-/*
- * The endpoint of a request's path (REQUEST_URI; its query string is
- * ignored), or NULL when it is no route.  For /messages/{id} and
- * /receipts/{provider}, *path_info points at "/ID" inside uri (up to a
- * '?'), what the route's program gets as PATH_INFO; else NULL.
- */
-const struct endpoint *fcgi_route(const char *uri, const char **path_info);
+const struct endpoint *fcgi_route(const char *path, const char **path_info);
 
 /*
  * The environment of a request as its program gets it as a CGI: params
- * (the FastCGI parameters), PATH_INFO replaced by path_info (none when
- * NULL; its length ends at a '?'), MSGSPOOL_CONFIG by config when not
- * NULL.  The array is malloc'd, its strings borrowed from params but for
- * extra[0] and extra[1], which the caller frees with it.  NULL when out
- * of memory.
+ * (the FastCGI parameters), PATH_INFO replaced by path_info decoded, as
+ * a web server decodes it ("%00" kept; none when NULL), MSGSPOOL_CONFIG
+ * by config when not NULL.  The array is malloc'd, its strings
+ * borrowed from params but for extra[0] and extra[1], which the caller
+ * frees with it.  NULL when out of memory.
  */
 char		**fcgi_env(char *const *params, const char *path_info,
 		    const char *config, char *extra[2]);

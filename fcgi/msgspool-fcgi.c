@@ -108,29 +108,14 @@ answer(const struct cgi_io *io, struct response *r, char *const *envp)
 }
 
 /*
- * 404 for a path that is no route, as a problem like every error; the
- * path is named when it is printable ASCII (the detail is JSON text).
+ * 404 for a path that is no route: the document the web servers' own
+ * 404 is (their configs), so that no answer tells CGI from FastCGI.
  */
 static int
-not_found(const struct cgi_io *io, const char *path, char *const *envp)
+not_found(const struct cgi_io *io, char *const *envp)
 {
-	const char	*p;
-
-	for (p = path; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
-			return answer(io, problem_response(problem_new(404,
-			    "not-found", "no such route")), envp);
 	return answer(io, problem_response(problem_new(404, "not-found",
-	    "no route %s", path)), envp);
-}
-
-/* 400 for a path with a malformed percent-escape, or far too long. */
-static int
-bad_path(const struct cgi_io *io, char *const *envp)
-{
-	return answer(io, problem_response(problem_new(400, "invalid-path",
-	    "the request path has a malformed percent-escape or is longer "
-	    "than %d bytes", FCGI_PATH_MAX - 4)), envp);
+	    "no such route")), envp);
 }
 
 static enum keys_result
@@ -169,7 +154,7 @@ worker(int sock, const char *config)
 	const struct endpoint	*ep;
 	struct response		*r;
 	const char		*uri, *path_info;
-	char			**env, *extra[2], path[FCGI_PATH_MAX];
+	char			**env, *extra[2], *path;
 	struct sigaction	 sa;
 
 	memset(&cache, 0, sizeof(cache));
@@ -191,14 +176,17 @@ worker(int sock, const char *config)
 		in_request = 1;
 		/* Bounded as a CGI is: a worker past it dies, replaced. */
 		alarm(CGI_TIMEOUT);
-		uri = cgi_env(req.envp, "REQUEST_URI");
+		if ((uri = cgi_env(req.envp, "REQUEST_URI")) == NULL)
+			uri = "";
+		path = NULL;
 		/* The server's own error (lighttpd's server.error-handler). */
 		if ((r = cgi_server_error(req.envp)) != NULL)
 			answer(&io, r, req.envp);
-		else if (fcgi_path_decode(uri, path, sizeof(path)) == -1)
-			bad_path(&io, req.envp);
-		else if ((ep = fcgi_route(path, &path_info)) == NULL)
-			not_found(&io, path, req.envp);
+		else if ((path = fcgi_path(uri)) == NULL) {
+			log_err("out of memory");
+			answer(&io, NULL, req.envp);
+		} else if ((ep = fcgi_route(path, &path_info)) == NULL)
+			not_found(&io, req.envp);
 		else if ((env = fcgi_env(req.envp, path_info, config,
 		    extra)) == NULL) {
 			log_err("out of memory");
@@ -209,6 +197,7 @@ worker(int sock, const char *config)
 			free(extra[1]);
 			free(env);
 		}
+		free(path);
 		FCGX_Finish_r(&req);
 		alarm(0);
 		in_request = 0;

@@ -115,9 +115,10 @@ def test_a_changed_keys_file_applies_to_the_next_request(srv):
 @pytest.mark.parametrize("path", ["/nope", "/cgi-bin/ping", "/messages/",
                                   "/messages/a/b", "/ping/x"])
 def test_no_route_is_a_404_problem(srv, path):
+    # The web servers' own 404 under CGI, word for word (test_paths.py).
     r = srv.get(path, client=None)
     assert_problem(r, 404)
-    assert r.json()["detail"] == "no route " + path
+    assert r.json()["detail"] == "no such route"
 
 
 def test_the_query_string_is_not_the_route(srv):
@@ -178,8 +179,8 @@ def test_a_percent_encoded_path_is_decoded_before_routing(srv):
     assert json.loads(r_body)["id"] == msgid
 
 
-@pytest.mark.parametrize("target", [b"/sms/v1%2Fdeliver", b"/p%00ing",
-                                    b"/ping%3F"])
+@pytest.mark.parametrize("target", [b"/p%00ing", b"/ping%3F",
+                                    b"/ping%3Fx=1"])
 def test_an_encoded_separator_routes_nowhere(srv, target):
     status, body = _raw_get(srv, target)
     # The web server may refuse it first; it never reaches a route.

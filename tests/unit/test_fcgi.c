@@ -30,7 +30,7 @@ test_route_exact(void **state)
 	(void)state;
 	assert_ptr_equal(fcgi_route("/ping", &pi), &ep_ping);
 	assert_null(pi);
-	assert_ptr_equal(fcgi_route("/templates?x=1", &pi), &ep_templates);
+	assert_ptr_equal(fcgi_route("/templates", &pi), &ep_templates);
 	assert_ptr_equal(fcgi_route("/ott/v1/deliver", &pi), &ep_ott_deliver);
 	assert_ptr_equal(fcgi_route("/sms/v1/deliver", &pi), &ep_sms_deliver);
 	assert_ptr_equal(fcgi_route("/sms/v1/deliver/batch", &pi),
@@ -48,59 +48,83 @@ test_route_exact(void **state)
 static void
 test_route_param(void **state)
 {
-	const char	*uri, *pi;
+	const char	*path, *pi;
 
 	(void)state;
-	uri = "/messages/01HZX3Q5K6W8R9T0V1B2C3D4E5";
-	assert_ptr_equal(fcgi_route(uri, &pi), &ep_messages);
+	path = "/messages/01HZX3Q5K6W8R9T0V1B2C3D4E5";
+	assert_ptr_equal(fcgi_route(path, &pi), &ep_messages);
 	assert_string_equal(pi, "/01HZX3Q5K6W8R9T0V1B2C3D4E5");
-	uri = "/receipts/twilio?MessageSid=SM1";
-	assert_ptr_equal(fcgi_route(uri, &pi), &ep_receipts);
-	assert_int_equal(strcspn(pi, "?"), strlen("/twilio"));
-	assert_int_equal(strncmp(pi, "/twilio?", 8), 0);
+	assert_ptr_equal(fcgi_route("/receipts/twilio", &pi), &ep_receipts);
+	assert_string_equal(pi, "/twilio");
+	/* The segment as it is: PATH_INFO decodes it (fcgi_env). */
+	assert_ptr_equal(fcgi_route("/receipts/tw%3Fx", &pi), &ep_receipts);
+	assert_string_equal(pi, "/tw%3Fx");
+}
+
+/* fcgi_path of uri is want, and routes to ep. */
+static void
+assert_path(const char *uri, const char *want, const struct endpoint *ep)
+{
+	const char	*pi;
+	char		*path;
+
+	path = fcgi_path(uri);
+	assert_non_null(path);
+	assert_string_equal(path, want);
+	assert_ptr_equal(fcgi_route(path, &pi), ep);
+	free(path);
 }
 
 static void
-test_path_decode(void **state)
+test_path(void **state)
 {
-	char		 out[FCGI_PATH_MAX], big[FCGI_PATH_MAX + 8];
-	const char	*pi;
-
 	(void)state;
-	assert_int_equal(fcgi_path_decode("/sms/v1/%64eliver?x=%41", out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, "/sms/v1/deliver");
-	assert_ptr_equal(fcgi_route(out, &pi), &ep_sms_deliver);
-	assert_int_equal(fcgi_path_decode("/messages/01HZX3Q5K6W8R9T0V1B2C3D4%45"
-	    "5", out, sizeof(out)), 0);
-	assert_ptr_equal(fcgi_route(out, &pi), &ep_messages);
-	assert_string_equal(pi, "/01HZX3Q5K6W8R9T0V1B2C3D4E5");
-	/* Lower-case hex; "-._~" decoded. */
-	assert_int_equal(fcgi_path_decode("/%70ing%2d%2E%5f%7e", out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, "/ping-._~");
-	/* A slash, a query mark, a NUL or a byte above ASCII: kept. */
-	assert_int_equal(fcgi_path_decode("/messages%2Fx%3F%00%C3%A9", out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, "/messages%2Fx%3F%00%C3%A9");
-	assert_null(fcgi_route(out, &pi));
-	assert_int_equal(fcgi_path_decode("/sms/v1%2fdeliver", out,
-	    sizeof(out)), 0);
-	assert_null(fcgi_route(out, &pi));
-	/* Malformed: not hex, cut short, before the query too. */
-	assert_int_equal(fcgi_path_decode("/ping%zz", out, sizeof(out)), -1);
-	assert_int_equal(fcgi_path_decode("/ping%4", out, sizeof(out)), -1);
-	assert_int_equal(fcgi_path_decode("/ping%", out, sizeof(out)), -1);
-	assert_int_equal(fcgi_path_decode("/ping%?a", out, sizeof(out)), -1);
-	assert_int_equal(fcgi_path_decode("/ping?%zz", out, sizeof(out)), 0);
-	assert_string_equal(out, "/ping");
-	assert_int_equal(fcgi_path_decode(NULL, out, sizeof(out)), -1);
-	/* Too long for the buffer. */
-	memset(big, 'a', sizeof(big) - 1);
-	big[0] = '/';
-	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(fcgi_path_decode(big, out, sizeof(out)), -1);
-	assert_int_equal(fcgi_path_decode("/ping", out, 4), -1);
+	/* Unreserved characters decoded, in either case of hex. */
+	assert_path("/sms/v1/%64eliver?x=%41", "/sms/v1/deliver",
+	    &ep_sms_deliver);
+	assert_path("/messages/01HZX3Q5K6W8R9T0V1B2C3D4%45" "5",
+	    "/messages/01HZX3Q5K6W8R9T0V1B2C3D4E5", &ep_messages);
+	assert_path("/%70ing%2d%2E%5f%7e", "/ping-._~", NULL);
+	/* "/" decoded too, as lighttpd and nginx decode it. */
+	assert_path("/sms/v1%2fdeliver", "/sms/v1/deliver", &ep_sms_deliver);
+	assert_path("/ping%2F", "/ping/", NULL);
+	/* Any other escape kept: a query mark, a NUL, above ASCII. */
+	assert_path("/messages/x%3F%00%C3%A9", "/messages/x%3F%00%C3%A9",
+	    &ep_messages);
+	assert_path("/ping%3F", "/ping%3F", NULL);
+	/* Malformed escapes: kept as they came. */
+	assert_path("/ping%zz", "/ping%zz", NULL);
+	assert_path("/ping%4", "/ping%4", NULL);
+	assert_path("/ping%", "/ping%", NULL);
+	assert_path("/ping%?a", "/ping%", NULL);
+	assert_path("/ping?%zz", "/ping", &ep_ping);
+	assert_path("/ping#x", "/ping", &ep_ping);
+	/* Dot segments and repeated slashes (RFC 3986 5.2.4). */
+	assert_path("/./ping", "/ping", &ep_ping);
+	assert_path("//ping", "/ping", &ep_ping);
+	assert_path("/x/../ping", "/ping", &ep_ping);
+	assert_path("/../../ping", "/ping", &ep_ping);
+	assert_path("/%2e%2E/ping", "/ping", &ep_ping);
+	assert_path("/x%2F..%2Fping", "/ping", &ep_ping);
+	assert_path("/sms/v1//deliver/./batch", "/sms/v1/deliver/batch",
+	    &ep_sms_batch);
+	assert_path("/messages//01HZX3Q5K6W8R9T0V1B2C3D4E5",
+	    "/messages/01HZX3Q5K6W8R9T0V1B2C3D4E5", &ep_messages);
+	assert_path("/ping/", "/ping/", NULL);
+	assert_path("/ping//", "/ping/", NULL);
+	assert_path("/ping/.", "/ping/", NULL);
+	assert_path("/ping/..", "/", NULL);
+	assert_path("/ping/x/..", "/ping/", NULL);
+	assert_path("/ping.", "/ping.", NULL);
+	assert_path("/.ping/..x", "/.ping/..x", NULL);
+	assert_path("/", "/", NULL);
+	assert_path("/.", "/", NULL);
+	assert_path("/..", "/", NULL);
+	assert_path("", "", NULL);
+	assert_path("?/ping", "", NULL);
+	assert_path("*", "*", NULL);
+	assert_path("ping", "ping", NULL);
+	assert_null(fcgi_path(NULL));
 }
 
 static void
@@ -113,14 +137,15 @@ test_route_none(void **state)
 	assert_null(pi);
 	assert_null(fcgi_route("/", &pi));
 	assert_null(fcgi_route("/pingx", &pi));
+	assert_null(fcgi_route("/PING", &pi));
 	assert_null(fcgi_route("/ping/", &pi));
 	assert_null(fcgi_route("/sms/v1", &pi));
 	assert_null(fcgi_route("/messages/", &pi));
+	assert_null(fcgi_route("/messages/a/", &pi));
 	assert_null(fcgi_route("/messages/a/b", &pi));
 	assert_null(fcgi_route("/messages", &pi));
-	assert_null(fcgi_route("/receipts/?a=b", &pi));
+	assert_null(fcgi_route("/receipts/", &pi));
 	assert_null(fcgi_route("/cgi-bin/ping", &pi));
-	assert_null(fcgi_route("?/ping", &pi));
 }
 
 static void
@@ -132,7 +157,7 @@ test_env(void **state)
 	char		**env, *extra[2];
 
 	(void)state;
-	env = fcgi_env(params, "/ABC?x", "/ours", extra);
+	env = fcgi_env(params, "/AB%43", "/ours", extra);
 	assert_non_null(env);
 	assert_string_equal(cgi_env(env, "REQUEST_METHOD"), "GET");
 	assert_string_equal(cgi_env(env, "PATH_INFO"), "/ABC");
@@ -140,6 +165,14 @@ test_env(void **state)
 	assert_string_equal(cgi_env(env, "REQUEST_URI"), "/messages/ABC?x");
 	free(extra[0]);
 	free(extra[1]);
+	free(env);
+
+	/* PATH_INFO decoded as a web server gives it, but for a NUL. */
+	env = fcgi_env(params, "/A%3fB%2F%c3%A9%00%zz%", NULL, extra);
+	assert_non_null(env);
+	assert_string_equal(cgi_env(env, "PATH_INFO"),
+	    "/A?B/\xc3\xa9%00%zz%");
+	free(extra[0]);
 	free(env);
 
 	/* No path parameter, no config of the process: the request's. */
@@ -272,7 +305,7 @@ main(void)
 		cmocka_unit_test(test_route_exact),
 		cmocka_unit_test(test_route_param),
 		cmocka_unit_test(test_route_none),
-		cmocka_unit_test(test_path_decode),
+		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_cache_keys),
