@@ -83,3 +83,25 @@ def test_two_x_api_key_headers(srv, order):
     else:
         assert status == 401, body
         assert_nothing_queued(srv.inst)
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_idempotency_key(srv, value):
+    # An Idempotency-Key is 1 to 255 printable characters: an empty one is
+    # 400 (conf/openapi.yaml).  lighttpd's request parser drops a header
+    # whose value is empty before any module, config or program sees it,
+    # and no option keeps it: there the request runs without a key (README,
+    # "Deploying under a web server").
+    req = ("POST /sms/v1/deliver HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           f"X-API-KEY: {srv.inst.keys['acme']}\r\n"
+           f"Idempotency-Key:{value}\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(BODY)}\r\nConnection: close\r\n\r\n"
+           f"{BODY}").encode()
+    status, _, body = srv.raw(req)
+    if FRONT == "lighttpd":
+        assert status == 202, body
+        assert len(srv.inst.files("new")) == 1
+    else:
+        assert status == 400, body
+        assert json.loads(body)["type"].endswith(":invalid-idempotency-key")
+        assert_nothing_queued(srv.inst)
