@@ -100,12 +100,17 @@ status_reply(const json_t *doc, enum spool_dir dir)
 	    spool_dirname(dir), 1));
 }
 
+/*
+ * 409: the message is past canceling, or busy (a daemon holds its claim:
+ * it is sending it, or recording how its try went).
+ */
 static struct response *
-conflict(const json_t *doc, enum spool_dir dir)
+conflict(const json_t *doc, enum spool_dir dir, int busy)
 {
 	return problem_response(problem_new(409, "not-cancelable",
 	    "the message is %s: only a scheduled, queued or retrying "
-	    "message can be canceled", msgdoc_status(doc, spool_dirname(dir))));
+	    "message can be canceled", busy ? "sending" :
+	    msgdoc_status(doc, spool_dirname(dir))));
 }
 
 /*
@@ -122,7 +127,7 @@ cancel(struct ctx *ctx, const char *id)
 	json_t		*doc, *taken;
 	char		 name[SPOOL_NAME_MAX], err[512];
 	char		 evname[SPOOL_NAME_MAX];
-	int		 tries, fd;
+	int		 tries, fd, busy = 0;
 
 	for (tries = 0; tries < CANCEL_TRIES; tries++) {
 		if ((doc = lookup(ctx, id, &dir, name, &r)) == NULL)
@@ -135,7 +140,7 @@ cancel(struct ctx *ctx, const char *id)
 			return r;
 		}
 		if (dir != SPOOL_NEW && dir != SPOOL_DEFERRED) {
-			r = conflict(doc, dir);
+			r = conflict(doc, dir, 0);
 			json_decref(doc);
 			return r;
 		}
@@ -143,11 +148,16 @@ cancel(struct ctx *ctx, const char *id)
 		fd = spool_take(ctx->spool, dir, name, &taken, err,
 		    sizeof(err));
 		if (fd == -1) {
-			/* A daemon holds it now, or it moved: look again. */
+			/*
+			 * A daemon holds it now (its claim, or the claim in
+			 * cur/ whose outcome it is recording), or it moved:
+			 * look again, a little later each time.
+			 */
+			busy = errno == EBUSY;
 			if (errno == ENOENT || errno == EBUSY ||
 			    errno == EAGAIN) {
-				if (errno == EBUSY)
-					usleep(10000);
+				if (busy)
+					usleep(10000 << tries);
 				continue;
 			}
 			log_err("messages: cancel %s: %s", id, strerror(errno));
@@ -186,7 +196,8 @@ cancel(struct ctx *ctx, const char *id)
 	/* Still moving after every try: a daemon is on it. */
 	if ((doc = lookup(ctx, id, &dir, name, &r)) == NULL)
 		return r;
-	r = conflict(doc, dir);
+	r = conflict(doc, dir, busy && (dir == SPOOL_NEW ||
+	    dir == SPOOL_DEFERRED));
 	json_decref(doc);
 	return r;
 }

@@ -42,6 +42,13 @@ claim_open(struct spool *s, enum spool_dir d, const char *name, char *err,
 			return fd;
 		}
 		close(fd);
+	} else if (errno == ENOENT && strchr(name, '/') == NULL &&
+	    name[0] != '.') {
+		/* Gone: no second look (a lookup on NFS is a round trip). */
+		util_seterr(err, errlen, "%s/%s/%s: %s", s->root,
+		    spool_dirname(d), name, strerror(ENOENT));
+		errno = ENOENT;
+		return -1;
 	}
 	return spool_doc_open(s, d, name, err, errlen);
 }
@@ -163,12 +170,50 @@ owners_prune(struct spool *s)
 	close(afd);
 }
 
+/*
+ * Whether cur/name is still the file open on fd: a take may have renamed
+ * another over it between our open and our lock.  Once we hold the
+ * lock of what the name holds, no take renames over it (lock_cur).
+ */
+static int
+still_named(struct spool *s, const char *name, int fd)
+{
+	struct stat	a, b;
+
+	return fstat(fd, &a) == 0 && fstatat(spool_statefd(s, SPOOL_CUR), name,
+	    &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev;
+}
+
+/*
+ * Lock what cur/name holds before a take renames over it (msgspool-spool(5),
+ * Claims and recovery): a daemon recording an outcome writes the new
+ * file (deferred/, sent/, failed/) before it removes cur/name, under
+ * its claim's lock, so a file renamed over a locked cur/name would be
+ * the one removed.  0 with *fd the locked file (-1 when there is none),
+ * to be closed once the rename is done; -1 with errno EBUSY while a
+ * claim holds it, or when it is no file to lock.
+ */
+static int
+lock_cur(struct spool *s, const char *name, int *fd)
+{
+	if ((*fd = claim_open(s, SPOOL_CUR, name, NULL, 0)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+	} else if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;	/* a dead claim's: the rename replaces it */
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
+	errno = EBUSY;
+	return -1;
+}
+
 int
 spool_take(struct spool *s, enum spool_dir from, const char *name,
     json_t **doc, char *err, size_t errlen)
 {
-	struct stat	 a, b;
-	int		 fd, dup_fd, e;
+	int	fd, curfd, dup_fd, e;
 
 	*doc = NULL;
 	if ((fd = claim_open(s, from, name, err, errlen)) == -1) {
@@ -178,7 +223,8 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 		return -1;
 	}
 	/* The lock marks a live claim; it is never taken from a living one. */
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+	    lock_cur(s, name, &curfd) == -1) {
 		close(fd);
 		errno = EBUSY;
 		return -1;
@@ -186,19 +232,21 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 	if (renameat(spool_statefd(s, from), name, spool_statefd(s, SPOOL_CUR), name) ==
 	    -1) {
 		e = errno;
+		if (curfd != -1)
+			close(curfd);
 		close(fd);
 		errno = e;
 		return -1;
 	}
+	if (curfd != -1)
+		close(curfd);
 	FAULT("take: renamed into cur/");
 	/*
 	 * The name may have been given to another file between our open and
 	 * our rename (sent, deferred, due again): then we moved a file we do
 	 * not hold.  Put it back and leave it to the next scan.
 	 */
-	if (fstat(fd, &a) == -1 || fstatat(spool_statefd(s, SPOOL_CUR), name, &b,
-	    AT_SYMLINK_NOFOLLOW) == -1 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev) {
+	if (!still_named(s, name, fd)) {
 		renameat(spool_statefd(s, SPOOL_CUR), name, spool_statefd(s, from), name);
 		close(fd);
 		errno = EAGAIN;
@@ -295,7 +343,8 @@ spool_recover(struct spool *s)
 		 * No lock held: its daemon is gone (on NFS, or its host's
 		 * lease ended).  Clocks play no part.
 		 */
-		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+		    !still_named(s, de->d_name, fd)) {
 			close(fd);
 			continue;
 		}

@@ -223,10 +223,13 @@ json_t		*spool_upload_load(struct spool *, const char *client,
 /*
  * Claim new/name for sending: open it, take an exclusive flock (kept as
  * long as the returned fd is open: the claim is alive while its holder
- * is), rename it into cur/ and parse it.  Returns the fd (close it after
- * the outcome is recorded), or -1 when the file is gone or claimed by
- * another daemon.  *doc is NULL when the file is not a valid spool file
- * (the reason in err): the caller moves it to failed/.
+ * is), rename it into cur/ and parse it.  The rename never replaces a
+ * cur/name another holds (a daemon recording that message's outcome
+ * still holds its claim there): that is EBUSY, as is new/name locked.
+ * Returns the fd (close it after the outcome is recorded), or -1 when
+ * the file is gone (ENOENT, EAGAIN) or claimed by another (EBUSY).
+ * *doc is NULL when the file is not a valid spool file (the reason in
+ * err): the caller moves it to failed/.
  */
 int		 spool_claim(struct spool *, const char *name, json_t **doc,
 		    char *err, size_t errlen);

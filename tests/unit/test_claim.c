@@ -2,7 +2,8 @@
  * test_claim.c: claims on spool files (lib/claim.c; msgspool-spool(5),
  * Claims and recovery): a claim names its owner, is renewed and
  * released; recovery sends a dead claim back to new/ or deferred/ by
- * its due time and leaves a live one.
+ * its due time and leaves a live one; a take never renames over a live
+ * claim.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +178,64 @@ test_recover_keeps_live_and_names_dead(void **state)
 	json_decref(db);
 }
 
+/*
+ * A take never renames over a claim another holds in cur/: a daemon
+ * that has written a message's outcome into deferred/ still holds its
+ * claim there until it removes it, and a cancel taking the new file
+ * then would have it removed (msgspool-spool(5), Claims and recovery).
+ * Once the claim is gone, or dead, the take goes through.
+ */
+static void
+test_take_never_replaces_a_held_claim(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256];
+	json_t		*doc, *got;
+	int		 claim, take;
+
+	doc = enqueue(f, SPOOL_NEW, "raced", id, name, sizeof(name));
+	claim = spool_claim(f->sp, name, &got, err, sizeof(err));
+	assert_true(claim >= 0);
+	json_decref(got);
+	/* The outcome written, the claim not yet removed. */
+	assert_int_equal(spool_store(f->sp, SPOOL_DEFERRED, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	assert_int_equal(spool_take(f->sp, SPOOL_DEFERRED, name, &got, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_null(got);
+	assert_true(exists(f, SPOOL_DEFERRED, name));
+	assert_true(exists(f, SPOOL_CUR, name));
+	/* Nor does a daemon's claim of the same name from new/. */
+	assert_int_equal(spool_store(f->sp, SPOOL_NEW, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	assert_int_equal(spool_claim(f->sp, name, &got, err, sizeof(err)),
+	    -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(spool_remove(f->sp, SPOOL_NEW, name), 0);
+	/* The claim removed and let go: the take goes through. */
+	assert_int_equal(spool_remove(f->sp, SPOOL_CUR, name), 0);
+	spool_release(f->sp, name, claim);
+	take = spool_take(f->sp, SPOOL_DEFERRED, name, &got, err,
+	    sizeof(err));
+	assert_true(take >= 0);
+	json_decref(got);
+	assert_false(exists(f, SPOOL_DEFERRED, name));
+	assert_true(exists(f, SPOOL_CUR, name));
+	/* A dead claim (its holder gone, its outcome written) is replaced. */
+	close(take);
+	assert_int_equal(spool_store(f->sp, SPOOL_DEFERRED, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	take = spool_take(f->sp, SPOOL_DEFERRED, name, &got, err,
+	    sizeof(err));
+	assert_true(take >= 0);
+	json_decref(got);
+	assert_false(exists(f, SPOOL_DEFERRED, name));
+	assert_true(exists(f, SPOOL_CUR, name));
+	spool_release(f->sp, name, take);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -184,6 +244,7 @@ main(void)
 		T(test_recover_by_due_time),
 		T(test_claim_owner_renew_release),
 		T(test_recover_keeps_live_and_names_dead),
+		T(test_take_never_replaces_a_held_claim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
