@@ -1,5 +1,6 @@
 /*
- * policy.c: temporary or permanent, when to retry, when to give up.
+ * policy.c: temporary or permanent, when to retry, when to give up,
+ * whose webhook goes next.
  */
 #include <stdlib.h>
 
@@ -103,6 +104,35 @@ policy_webhook_delay(long failures, unsigned rnd, long retry_after,
 		delay = 1;
 	retry_after = policy_retry_after(retry_after);
 	return retry_after > delay ? retry_after : delay;
+}
+
+size_t
+policy_webhook_next(const struct policy_webhook_client *c, size_t n,
+    size_t cap, size_t *turn)
+{
+	size_t	i, k, busy = 0, active = 0, idle = 0, share;
+
+	for (i = 0; i < n; i++) {
+		busy += c[i].busy;
+		if (c[i].busy > 0 || c[i].due > 0)
+			active++;
+		if (c[i].wants && c[i].busy == 0)
+			idle++;
+	}
+	if (busy >= cap || active == 0)
+		return n;
+	share = cap / active > 1 ? cap / active : 1;
+	for (k = 0; k < n; k++) {
+		i = (*turn + k) % n;
+		if (c[i].due == 0 || c[i].busy >= share)
+			continue;
+		/* A further one keeps a free one for each client with none. */
+		if (c[i].busy > 0 && cap - busy - 1 < idle)
+			continue;
+		*turn = (i + 1) % n;
+		return i;
+	}
+	return n;
 }
 
 unsigned

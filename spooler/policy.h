@@ -1,8 +1,9 @@
 /*
  * policy.h: what an attempt's result means for a message, as
  * msgspoold(8) describes it: which HTTP answers are worth retrying, how
- * long to wait before the next try, and when to give up (max-age).
- * Pure functions, so that the rules are tested on their own.
+ * long to wait before the next try, and when to give up (max-age);
+ * and whose webhook event goes next.  Pure functions, so that the rules
+ * are tested on their own.
  */
 #ifndef POLICY_H
 #define POLICY_H
@@ -85,5 +86,30 @@ enum msg_status	 policy_webhook_http(long code);
  */
 long		 policy_webhook_delay(long failures, unsigned rnd,
 		    long retry_after, const long *schedule, size_t n);
+
+/*
+ * The webhook transfers shared among clients (msgspoold(8), Webhooks).
+ * One client's place: its transfers under way, its events due that are
+ * not, and whether it has a webhook-url now.
+ */
+struct policy_webhook_client {
+	size_t	busy;
+	size_t	due;
+	int	wants;
+};
+
+/*
+ * Which of the n clients c starts a transfer next, with cap transfers
+ * at most in all: in turn from *turn (moved past the one chosen), the
+ * next with an event due that is under its share, cap divided among
+ * the clients with events due or under way (at least 1), and that
+ * either has none under way or leaves a transfer free for each other
+ * client with a webhook-url and none under way.  So a client whose
+ * receiver hangs holds only its share, and one that has none under
+ * way finds a free transfer at once while there are no more clients
+ * than cap.  n when none may start.
+ */
+size_t		 policy_webhook_next(const struct policy_webhook_client *c,
+		    size_t n, size_t cap, size_t *turn);
 
 #endif

@@ -190,6 +190,125 @@ test_not_before(void **state)
 	assert_int_equal(policy_not_before(&at, 0), 1001);
 }
 
+/*
+ * Start what policy_webhook_next lets start, at most max: the clients
+ * in the order they went into order[] (busy and due moved), the count.
+ */
+static size_t
+start_all(struct policy_webhook_client *c, size_t n, size_t cap,
+    size_t *turn, size_t *order, size_t max)
+{
+	size_t	i, k = 0;
+
+	while (k < max && (i = policy_webhook_next(c, n, cap, turn)) < n) {
+		assert_true(c[i].due > 0);
+		c[i].due--;
+		c[i].busy++;
+		order[k++] = i;
+	}
+	return k;
+}
+
+/* A client alone, and one beside an idle one: a transfer kept for it. */
+static void
+test_webhook_share_alone(void **state)
+{
+	struct policy_webhook_client	c[2] = { { 0, 20, 1 }, { 0, 0, 0 } };
+	size_t				order[8], turn = 0;
+
+	(void)state;
+	/* The only client with a webhook-url: all 4. */
+	assert_int_equal(start_all(c, 2, 4, &turn, order, 8), 4);
+	assert_int_equal(c[0].busy, 4);
+	/* The other has one too: it keeps one free for that one. */
+	c[0].busy = 0;
+	c[1].wants = 1;
+	assert_int_equal(start_all(c, 2, 4, &turn, order, 8), 3);
+	assert_int_equal(c[0].busy, 3);
+	/* Which it gets at once, though the first three hang. */
+	c[1].due = 5;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 1);
+	c[1].due--;
+	c[1].busy++;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 2);
+	/* One of the first ends: the share is 2 each now, the other's. */
+	c[0].busy--;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 1);
+	c[1].due--;
+	c[1].busy++;
+	/* And the first back to its share when another ends. */
+	c[0].busy--;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 0);
+	c[0].busy++;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 2);
+	/* Nothing due, or nobody: none. */
+	c[0].due = c[1].due = 0;
+	assert_int_equal(policy_webhook_next(c, 2, 4, &turn), 2);
+	assert_int_equal(policy_webhook_next(c, 0, 4, &turn), 0);
+}
+
+/* Clients with events due take turns, each to its share. */
+static void
+test_webhook_share_turns(void **state)
+{
+	struct policy_webhook_client	c[3] = { { 0, 9, 1 }, { 0, 9, 1 },
+					    { 0, 1, 1 } };
+	size_t				order[16], turn = 1;
+
+	(void)state;
+	assert_int_equal(start_all(c, 3, 8, &turn, order, 16), 5);
+	/* From the turn on: 1, 2, 0, then the two with more, in turn. */
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 0);
+	assert_int_equal(order[3], 1);
+	assert_int_equal(order[4], 0);
+	/* 8 / 3: two each at most while the third's is under way. */
+	assert_int_equal(c[0].busy, 2);
+	assert_int_equal(c[1].busy, 2);
+	/* It ends: 8 / 2, less the one kept for the third. */
+	c[2].busy = 0;
+	assert_int_equal(start_all(c, 3, 8, &turn, order, 16), 3);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 0);
+	assert_int_equal(order[2], 1);
+	assert_int_equal(c[0].busy, 3);
+	assert_int_equal(c[1].busy, 4);
+}
+
+/* More clients than transfers: one each; a turn goes round. */
+static void
+test_webhook_share_crowded(void **state)
+{
+	struct policy_webhook_client	c[6];
+	size_t				order[8], turn = 0, i;
+
+	(void)state;
+	for (i = 0; i < 6; i++)
+		c[i] = (struct policy_webhook_client){ 0, 0, 1 };
+	c[0].due = 10;
+	assert_int_equal(start_all(c, 6, 4, &turn, order, 8), 1);
+	for (i = 1; i < 6; i++)
+		c[i].due = 3;
+	assert_int_equal(start_all(c, 6, 4, &turn, order, 8), 3);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[2], 3);
+	/* The turn goes on from where it stopped: 4 and 5 next. */
+	c[1].busy = c[2].busy = 0;
+	assert_int_equal(start_all(c, 6, 4, &turn, order, 8), 2);
+	assert_int_equal(order[0], 4);
+	assert_int_equal(order[1], 5);
+	/* One with no webhook-url now counts while under way, not after. */
+	c[5].wants = 0;
+	assert_int_equal(policy_webhook_next(c, 6, 4, &turn), 6);
+	for (i = 0; i < 6; i++)
+		c[i] = (struct policy_webhook_client){ 0, i == 1 ? 5 : 0,
+		    i < 2 };
+	/* 1 has events, 0 is the other with a webhook-url: 3 for 1. */
+	assert_int_equal(start_all(c, 6, 4, &turn, order, 8), 3);
+	assert_int_equal(c[1].busy, 3);
+}
+
 int
 main(void)
 {
@@ -202,6 +321,9 @@ main(void)
 		cmocka_unit_test(test_webhook_schedule),
 		cmocka_unit_test(test_webhook_http),
 		cmocka_unit_test(test_webhook_delay),
+		cmocka_unit_test(test_webhook_share_alone),
+		cmocka_unit_test(test_webhook_share_turns),
+		cmocka_unit_test(test_webhook_share_crowded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
