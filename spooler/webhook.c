@@ -1,5 +1,12 @@
 /*
  * webhook.c: sending webhook events to clients (webhook.h).
+ *
+ * A scan of events/ finds each client's events due, then starts them a
+ * client at a time in turn, each to its share (policy_webhook_next):
+ * one client's backlog, or its receiver that never answers, holds only
+ * its own transfers.  An event's client never changes: a scan knows it
+ * by name from the last one, and passes over the rest of a backlog of
+ * a client with as many due as could start without opening them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,10 +27,31 @@
 struct hook {
 	char			 name[SPOOL_NAME_MAX];
 	json_t			*ev;
+	size_t			 client;	/* in webhooks' clients */
 	CURL			*easy;
 	struct curl_slist	*headers;
 	char			*body;
 	char			 curlerr[CURL_ERROR_SIZE];
+};
+
+/* An event due that a scan found, waiting for its client's turn. */
+struct pending {
+	char			 name[SPOOL_NAME_MAX];
+	json_t			*ev;
+};
+
+/* A client with events, or with a webhook-url: never forgotten. */
+struct client {
+	char			*id;
+	struct pending		*due;		/* cap of them, this scan */
+	size_t			 ndue, next;
+};
+
+/* The client of an event in events/, by its name. */
+struct seen {
+	char			*name;
+	size_t			 client;
+	int			 moved;		/* name is the next scan's */
 };
 
 struct webhooks {
@@ -40,6 +68,13 @@ struct webhooks {
 	struct hook		**hooks;	/* in flight */
 	size_t			 nhooks;
 	time_t			 now;		/* of the scan under way */
+	struct client		*clients;
+	struct policy_webhook_client *turns;	/* each client's place */
+	size_t			 nclients;
+	size_t			 turn;		/* whose turn comes first */
+	int			 more;		/* due events left waiting */
+	struct seen		*seen, *seen_next; /* sorted by name */
+	size_t			 nseen, nseen_next, seen_cap;
 };
 
 static void
@@ -74,6 +109,18 @@ webhooks_new(CURLM *multi, const char *schedule, int once)
 	return w;
 }
 
+/* Forget the names of a scan, but those the next one took. */
+static void
+seen_free(struct seen *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (!v[i].moved)
+			free(v[i].name);
+	free(v);
+}
+
 void
 webhooks_free(struct webhooks *w)
 {
@@ -86,7 +133,57 @@ webhooks_free(struct webhooks *w)
 		hook_free(w->hooks[i]);
 	}
 	free(w->hooks);
+	for (i = 0; i < w->nclients; i++) {
+		free(w->clients[i].id);
+		free(w->clients[i].due);
+	}
+	free(w->clients);
+	free(w->turns);
+	seen_free(w->seen, w->nseen);
 	free(w);
+}
+
+/* Whether the config gives client id a webhook-url. */
+static int
+wants(const struct webhooks *w, const char *id)
+{
+	char	section[128];
+
+	snprintf(section, sizeof(section), "client.%s", id);
+	return config_get(w->cfg, section, "webhook-url") != NULL;
+}
+
+/* The index of client id (NULL: ""), added if new; 0, or -1 (memory). */
+static int
+client_of(struct webhooks *w, const char *id, size_t *out)
+{
+	struct policy_webhook_client	*t;
+	struct client			*c;
+	size_t				 i;
+
+	if (id == NULL)
+		id = "";
+	for (i = 0; i < w->nclients; i++)
+		if (strcmp(w->clients[i].id, id) == 0) {
+			*out = i;
+			return 0;
+		}
+	if ((c = reallocarray(w->clients, w->nclients + 1, sizeof(*c))) ==
+	    NULL)
+		return -1;
+	w->clients = c;
+	if ((t = reallocarray(w->turns, w->nclients + 1, sizeof(*t))) == NULL)
+		return -1;
+	w->turns = t;
+	c += w->nclients;
+	memset(c, 0, sizeof(*c));
+	if ((c->id = strdup(id)) == NULL)
+		return -1;
+	t += w->nclients;
+	memset(t, 0, sizeof(*t));
+	t->wants = wants(w, id);
+	*out = w->nclients++;
+	return 0;
 }
 
 void
@@ -95,14 +192,23 @@ webhooks_configure(struct webhooks *w, const struct config *cfg,
 {
 	struct hook	**v;
 	const char	 *sec;
-	size_t		  room, i;
+	size_t		  room, i, c;
 
 	w->cfg = cfg;
 	w->any = 0;
+	/* Each client with a webhook-url has a turn, events or not. */
+	for (i = 0; i < w->nclients; i++) {
+		w->turns[i].wants = wants(w, w->clients[i].id);
+		free(w->clients[i].due);	/* cap of them */
+		w->clients[i].due = NULL;
+	}
 	for (i = 0; (sec = config_section(cfg, i)) != NULL; i++)
 		if (strncmp(sec, "client.", 7) == 0 &&
-		    config_get(cfg, sec, "webhook-url") != NULL)
+		    config_get(cfg, sec, "webhook-url") != NULL) {
 			w->any = 1;
+			if (client_of(w, sec + 7, &c) == -1)
+				log_err("webhooks: out of memory");
+		}
 	w->spool = spool;
 	room = cap > w->nhooks ? cap : w->nhooks;
 	if (room < 1)
@@ -183,9 +289,12 @@ discard(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* Start the transfer of an event; 0, or -1 (its try recorded). */
+/*
+ * Start the transfer of an event (taken) of client ci; 0, or -1 (its
+ * try recorded, or given up).
+ */
 static int
-start(struct webhooks *w, const char *name, json_t *ev)
+start(struct webhooks *w, const char *name, json_t *ev, size_t ci)
 {
 	struct hook	*h;
 	const char	*client, *url;
@@ -246,6 +355,8 @@ start(struct webhooks *w, const char *name, json_t *ev)
 		goto oom;
 	free(secret);
 	free(sig);
+	h->client = ci;
+	w->turns[ci].busy++;
 	w->hooks[w->nhooks++] = h;
 	return 0;
 oom:
@@ -261,34 +372,156 @@ oom:
 	return -1;
 }
 
-/* spool_area_scan callback: start events/name if due.  1 stops. */
+static int
+seen_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct seen *)a)->name,
+	    ((const struct seen *)b)->name);
+}
+
+/* The client of events/name by the last scan, or NULL. */
+static struct seen *
+seen_find(const struct webhooks *w, const char *name)
+{
+	struct seen	key = { .name = (char *)name };
+
+	if (w->nseen == 0)
+		return NULL;
+	return bsearch(&key, w->seen, w->nseen, sizeof(key), seen_cmp);
+}
+
+/* Remember the client of events/name for the next scan. */
+static void
+seen_keep(struct webhooks *w, const char *name, size_t client)
+{
+	struct seen	*v, *old;
+	char		*copy;
+	size_t		 cap;
+
+	if (w->nseen_next == w->seen_cap) {
+		cap = w->seen_cap ? w->seen_cap * 2 : 64;
+		if ((v = reallocarray(w->seen_next, cap, sizeof(*v))) == NULL)
+			return;		/* read again next time */
+		w->seen_next = v;
+		w->seen_cap = cap;
+	}
+	/* The last scan's copy of the name moves over. */
+	old = seen_find(w, name);
+	if (old != NULL && !old->moved) {
+		copy = old->name;
+		old->moved = 1;
+	} else if ((copy = strdup(name)) == NULL)
+		return;
+	v = &w->seen_next[w->nseen_next++];
+	v->name = copy;
+	v->client = client;
+	v->moved = 0;
+}
+
+/* The scan ended: the next knows what it saw (in name order). */
+static void
+seen_swap(struct webhooks *w)
+{
+	seen_free(w->seen, w->nseen);
+	w->seen = w->seen_next;
+	w->nseen = w->nseen_next;
+	w->seen_next = NULL;
+	w->nseen_next = w->seen_cap = 0;
+}
+
+/*
+ * spool_area_scan callback: note events/name if due, as its client's,
+ * up to as many as could start (the rest wait for a later scan).
+ */
 static int
 consider(void *arg, const char *name)
 {
-	struct webhooks	*w = arg;
-	json_t		*ev;
-	char		 err[512];
-	size_t		 i;
+	struct webhooks		*w = arg;
+	const struct seen	*known;
+	struct client		*c;
+	json_t			*ev;
+	char			 err[512];
+	size_t			 i, ci, room = w->cap - w->nhooks;
 
-	if (w->nhooks >= w->cap) {
-		w->dirty = 1;	/* more may be due: look again when one ends */
-		return 1;
-	}
 	for (i = 0; i < w->nhooks; i++)
-		if (strcmp(w->hooks[i]->name, name) == 0)
+		if (strcmp(w->hooks[i]->name, name) == 0) {
+			seen_keep(w, name, w->hooks[i]->client);
 			return 0;
+		}
+	if ((known = seen_find(w, name)) != NULL &&
+	    w->clients[known->client].ndue >= room) {
+		seen_keep(w, name, known->client);
+		w->more = 1;
+		return 0;
+	}
 	if ((ev = spool_area_load(w->spool, EVENT_AREA, name, err,
 	    sizeof(err))) == NULL) {
 		if (errno != ENOENT)
 			log_err("webhooks: %s", err);
 		return 0;
 	}
+	if (client_of(w, event_client(ev), &ci) == -1) {
+		json_decref(ev);
+		w->more = 1;
+		return 0;
+	}
+	seen_keep(w, name, ci);
 	if (event_due(ev) > w->now) {
 		json_decref(ev);
 		return 0;
 	}
-	start(w, name, ev);
+	/* No webhook-url now: given up at once, taking no transfer. */
+	if (!w->turns[ci].wants) {
+		start(w, name, ev, ci);
+		return 0;
+	}
+	c = &w->clients[ci];
+	if (c->ndue >= room || (c->due == NULL &&
+	    (c->due = calloc(w->cap, sizeof(*c->due))) == NULL)) {
+		json_decref(ev);
+		w->more = 1;
+		return 0;
+	}
+	snprintf(c->due[c->ndue].name, sizeof(c->due[c->ndue].name), "%s",
+	    name);
+	c->due[c->ndue++].ev = ev;
+	w->turns[ci].due++;
 	return 0;
+}
+
+/*
+ * Start what the scan found, a client at a time in turn, each to its
+ * share (policy.h); what is left waits for a transfer to end.
+ */
+static void
+dispatch(struct webhooks *w)
+{
+	struct client	*c;
+	struct pending	*p;
+	size_t		 i;
+
+	while (w->nhooks < w->cap && (i = policy_webhook_next(w->turns,
+	    w->nclients, w->cap, &w->turn)) < w->nclients) {
+		c = &w->clients[i];
+		p = &c->due[c->next++];
+		w->turns[i].due--;
+		start(w, p->name, p->ev, i);
+		p->ev = NULL;
+	}
+	for (i = 0; i < w->nclients; i++) {
+		c = &w->clients[i];
+		for (; c->next < c->ndue; c->next++) {
+			json_decref(c->due[c->next].ev);
+			w->more = 1;
+		}
+		c->ndue = c->next = 0;
+		w->turns[i].due = 0;
+	}
+	/* --once: left over with none under way (a start failed). */
+	if (w->more && w->nhooks == 0 && w->once) {
+		w->more = 0;
+		w->dirty = 1;
+	}
 }
 
 void
@@ -304,6 +537,7 @@ webhooks_run(struct webhooks *w, time_t now)
 	if (!w->dirty && (w->once || now < w->next_scan || !w->any))
 		return;
 	w->dirty = 0;
+	w->more = 0;
 	w->next_scan = now + SCAN_EVERY;
 	/*
 	 * Due by the clock of the scan, not of the pass that called it: an
@@ -312,6 +546,8 @@ webhooks_run(struct webhooks *w, time_t now)
 	 */
 	w->now = time(NULL) > now ? time(NULL) : now;
 	spool_area_scan(w->spool, EVENT_AREA, consider, w);
+	seen_swap(w);
+	dispatch(w);
 }
 
 int
@@ -330,6 +566,7 @@ webhooks_reap(struct webhooks *w, CURL *easy, CURLcode rc, long code,
 		}
 	if (h == NULL)
 		return 0;
+	w->turns[h->client].busy--;
 	curl_multi_remove_handle(w->multi, easy);
 	if (rc != CURLE_OK) {
 		snprintf(why, sizeof(why), "%s", h->curlerr[0] ? h->curlerr :
@@ -351,8 +588,11 @@ webhooks_reap(struct webhooks *w, CURL *easy, CURLcode rc, long code,
 		break;
 	}
 	hook_free(h);
-	/* A slot is free: what waited for one may go. */
-	if (w->dirty == 0 && !w->once)
+	/* A transfer is free: what waited for one may go. */
+	if (w->more) {
+		w->more = 0;
+		w->dirty = 1;
+	} else if (w->dirty == 0 && !w->once)
 		w->next_scan = 0;
 	return 1;
 }

@@ -3,8 +3,9 @@
  * (msgspoold(8), Webhooks; lib/event.h for the events themselves).
  *
  * Events due in events/ are POSTed on the daemon's curl multi handle,
- * at most a cap at once, never counted against messages: a slow or dead
- * client endpoint takes only its own share.  Each is signed per
+ * at most a cap at once, never counted against messages, and shared
+ * among clients in turn, each to its share (policy.h): a slow or dead
+ * client endpoint holds only its own.  Each is signed per
  * Standard Webhooks with its client's secret, read afresh for each try
  * (so a new secret from "msgspool webhook-secret" takes effect at once).
  */

@@ -45,14 +45,15 @@ class Receiver:
     """A webhook endpoint on 127.0.0.1: records each POST (headers, body,
     whether its signature verifies with secret) and answers by the next
     entry of plan: an int status ("ok" is 200), ("retry-after", status,
-    seconds), "sleep" (hangs for 30 s), or "drop" (closes the
-    connection).  When plan runs out it answers 200."""
+    seconds), "sleep" (hangs for 30 s, or until close), or "drop" (closes
+    the connection).  When plan runs out it answers 200."""
 
     def __init__(self, secret=SECRET):
         self.secret = secret
         self.plan = []
         self.got = []
         self.lock = threading.Lock()
+        self.closing = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,7 +75,7 @@ class Receiver:
                             h.get("webhook-timestamp", ""), body,
                             h.get("webhook-signature", ""))})
                 if step == "sleep":
-                    time.sleep(30)
+                    owner.closing.wait(30)
                     return
                 if step == "drop":
                     self.close_connection = True
@@ -109,6 +110,7 @@ class Receiver:
                           timeout, what="%d webhook deliveries" % n)
 
     def close(self):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -356,6 +358,49 @@ def test_dead_endpoint_never_delays_messages(hooks, receiver, daemons,
         # One transfer at a time for webhooks at concurrency 4.
         assert len(receiver.deliveries()) == 1
     assert d.stop() == 0
+
+
+@pytest.mark.parametrize("hanging", [["acme"], ["acme", "other"]])
+def test_a_hanging_receiver_delays_only_its_own_client(hooks, daemons,
+                                                       hanging):
+    """msgspoold(8) Webhooks: each client has its own share of the webhook
+    transfers.  The receivers of the clients in hanging take every POST
+    and never answer (each try holds its transfer for 15 s), and they have
+    20 events due each; smsonly's event still goes out within seconds,
+    theirs still waiting, at the default concurrency (4 webhook
+    transfers)."""
+    srv = hooks
+    hung = {c: Receiver() for c in hanging}
+    ok = Receiver()
+    try:
+        conf = "".join(_client_conf(r.url, client=c) for c, r in hung.items())
+        srv.inst.write_conf(conf + _client_conf(ok.url, client="smsonly"))
+        for r in hung.values():
+            r.plan = ["sleep"] * 100
+        d = daemons.start(srv.inst.conf)
+        for c in hanging:
+            for _ in range(20):
+                _send(srv, client=c)
+        n = 20 * len(hanging)
+        wait_until(lambda: len(_area(srv, "events")) == n, 20,
+                   what="the %d events of %s stored" % (n, hanging))
+        for r in hung.values():
+            r.wait(1, timeout=10)       # its transfers hang now
+        t0 = time.monotonic()
+        msgid = _send(srv, client="smsonly")
+        got = ok.wait(1, timeout=10)
+        delay = got[0]["at"] - t0
+        assert delay < 10, delay
+        body = json.loads(got[0]["body"])
+        assert body["type"] == "message.sent" and \
+            body["data"]["id"] == msgid, body
+        # Theirs still wait, none answered.
+        wait_until(lambda: len(_area(srv, "events")) == n, 5,
+                   what="only the %d events of %s left" % (n, hanging))
+        assert d.stop() == 0
+    finally:
+        for r in list(hung.values()) + [ok]:
+            r.close()
 
 
 def _closed_port():
