@@ -45,17 +45,19 @@ forbidden(const char *why)
 static const char *
 provider_of(const struct request *req, char *buf, size_t len)
 {
-	const char	*p;
+	const char	*p, *end = "/";
 	size_t		 n;
 
+	/* PATH_INFO comes decoded: a '?' in it was %3F, part of no name. */
 	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/')
 		p++;
 	else if ((p = cgi_env(req->envp, "REQUEST_URI")) != NULL &&
-	    (p = strstr(p, "/receipts/")) != NULL)
+	    (p = strstr(p, "/receipts/")) != NULL) {
 		p += strlen("/receipts/");
-	else
+		end = "?/";
+	} else
 		return NULL;
-	n = strcspn(p, "?/");
+	n = strcspn(p, end);
 	if (n == 0 || n >= len)
 		return NULL;
 	memcpy(buf, p, n);

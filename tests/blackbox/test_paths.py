@@ -92,6 +92,8 @@ PATHS = [
     ("/receipts//twilio", 405, {}),
     ("/receipts/./twilio", 405, {}),
     ("/receipts/%74wilio", 405, {}),
+    ("/receipts/twilio%3F", 404, {}),
+    ("/receipts/twilio%3Fx", 404, {}),
 ]
 
 # The FastCGI setup of the same web server, and back.
