@@ -1,12 +1,15 @@
 # msgspool: GNU make.  `make`, `make check`, `make run`; see README.md.
 #
-# Objects and programs are built in place by default; O=dir/ builds them
-# under another directory (make sanitize uses O=build/asan/).
+# Everything the build makes goes under build/ (objects, libmsgspool.a,
+# the programs, the test binaries; the fuzz targets under build/fuzz/);
+# O=dir/ builds under another directory (make sanitize uses
+# O=build/asan/).  The sources are in folders by layer (README.md, "Source
+# layout"), which tests/layers.py checks.
 
 PREFIX		?= /usr/local
 SYSCONFDIR	?= $(PREFIX)/etc
 DESTDIR		?=
-O		?=
+O		?= build/
 PORT		?= 8080
 SPOOLDIR	?= /var/spool/msgspool
 SPOOL_USER	?= msgspool
@@ -19,10 +22,11 @@ CC		?= cc
 CFLAGS		?= -O2 -g
 PKG_CONFIG	?= pkg-config
 PYTHON		?= /usr/bin/python3
+NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 
 WARN		 = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 		   -Wmissing-prototypes -Wformat=2
-BASE_CPPFLAGS	 = -std=c11 -D_GNU_SOURCE -Ilib \
+BASE_CPPFLAGS	 = -std=c11 -D_GNU_SOURCE -Ilib -Ispooler \
 		   -DMSGSPOOL_SYSCONFDIR='"$(SYSCONFDIR)"'
 
 # Per-program libraries: no CGI program links libcurl; only the
@@ -51,9 +55,20 @@ ALL_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 
-LIB_MODULES	 = log config http problem channel cgi serve batch keys ulid rfc3339 msgdoc receipt event spool claim commit area rate idem valid tmpl sms buf html mime util blob attach netfs
+# The library's folders, lowest layer first: base (generic), spool (the
+# spool's files), content (channels, clients, templates, messages), http
+# (requests and replies).
+LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
+LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event
+LIB_CONTENT	 = keys html sms tmpl
+LIB_HTTP	 = http problem cgi serve batch idem rate attach
+LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
+		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
+LIB_MODULES	 = $(notdir $(LIB_SRCS))
+LIB_HDRS	 = $(wildcard lib/*/*.h)
+SPOOLER_HDRS	 = $(wildcard spooler/*/*.h)
 # mimetype.o is pulled only by the programs that call it, which link -lmagic.
-LIB_OBJS	 = $(LIB_MODULES:%=$(O)lib/%.o) $(O)lib/mimetype.o
+LIB_OBJS	 = $(LIB_SRCS:%=$(O)lib/%.o) $(O)lib/content/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
@@ -63,13 +78,13 @@ CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,
 # receipts and PDUs (spooler/smpp.h), on libsmpp34.
 SMPP_MODS	 = provider_smpp smpp_session smpp_submit smpp_receipt smpp_pdu
-SMPP_OBJS	 = $(SMPP_MODS:%=$(O)spooler/%.o)
-SPOOLER_OBJS	 = $(O)spooler/policy.o \
-		   $(O)spooler/provider.o $(O)spooler/provider_file.o \
-		   $(O)spooler/provider_http.o $(O)spooler/provider_smtp.o \
-		   $(O)spooler/provider_test.o $(O)spooler/provider_twilio.o \
-		   $(O)spooler/provider_whatsapp.o $(O)spooler/webhook.o \
-		   $(O)spooler/gsm.o $(SMPP_OBJS)
+SMPP_OBJS	 = $(SMPP_MODS:%=$(O)spooler/smpp/%.o)
+# The providers (spooler/providers/) and the smpp one with its text
+# encoder (spooler/smpp/).
+PROVIDER_MODS	 = policy provider provider_file provider_http provider_smtp \
+		   provider_test provider_twilio provider_whatsapp
+SPOOLER_OBJS	 = $(PROVIDER_MODS:%=$(O)spooler/providers/%.o) \
+		   $(O)spooler/smpp/gsm.o $(SMPP_OBJS)
 DAEMON		 = $(O)spooler/msgspoold
 # msgspool-fcgi: the programs' endpoints compiled in (-DMSGSPOOL_FCGI),
 # linked dynamically with libfcgi; the CGI programs never link it.
@@ -84,7 +99,7 @@ UNIT_TESTS	 = $(LIB_MODULES:%=$(O)tests/unit/test_%) \
 # The SMS text encoder of the smpp provider, with its own test.
 UNIT_TESTS	+= $(O)tests/unit/test_gsm
 # The email builder, on GMime: the daemon's alone, with its own test.
-SPOOLER_OBJS	+= $(O)spooler/message.o
+SPOOLER_OBJS	+= $(O)spooler/providers/message.o
 UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
@@ -103,19 +118,20 @@ DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 		   libsmpp34-dev \
 		   libfcgi-dev
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
-		   python3-requests python3-aiosmtpd python3-yaml \
+		   python3-pytest-xdist python3-requests python3-aiosmtpd python3-yaml \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
 		   busybox postfix spawn-fcgi
 DEB_BENCH	 = wrk kannel
 # make check-nfs: NFS server and clients as user-mode Linux kernels.
 DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2
 
-.PHONY: all build deps deps-test deps-bench check check-build check-nfs run install \
+.PHONY: all build deps deps-test deps-bench check check-build check-nfs \
+	check-servers run install \
 	uninstall sanitize bench fuzz clean FORCE
 .SUFFIXES:
 
 all: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory -j$(NPROC) build
 
 build: $(LIBA) $(CGI_BINS) $(DAEMON) $(CLI) $(BOUNCE) $(FCGI)
 
@@ -127,7 +143,7 @@ deps-test:
 	@tests/openapi/lint.sh --install || \
 	    echo "deps: the OpenAPI lint of make check will be skipped" >&2
 
-$(O)lib/%.o: lib/%.c lib/*.h
+$(O)lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -135,24 +151,24 @@ $(O)lib/%.o: lib/%.c lib/*.h
 $(O)lib/sysconfdir.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(SYSCONFDIR)' | cmp -s - $@ || echo '$(SYSCONFDIR)' >$@
-$(O)lib/config.o: $(O)lib/sysconfdir.stamp
+$(O)lib/base/config.o: $(O)lib/sysconfdir.stamp
 FORCE:
 
 $(LIBA): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJS)
 
-$(O)cgi-bin/%: cgi-bin/%.c $(LIBA) lib/*.h cgi-bin/endpoints.h
+$(O)cgi-bin/%: cgi-bin/%.c $(LIBA) $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) \
 	    $(if $(filter $*,$(MAGIC_PROGS)),,$(CGI_STATIC)) -o $@ $< \
 	    $(LIBA) $(LIBS_BASE) $(if $(filter $*,$(MAGIC_PROGS)),$(MAGIC_LIBS))
 
-$(O)fcgi/ep-%.o: cgi-bin/%.c lib/*.h cgi-bin/endpoints.h
+$(O)fcgi/ep-%.o: cgi-bin/%.c $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DMSGSPOOL_FCGI -c -o $@ $<
 
-$(O)fcgi/%.o: fcgi/%.c fcgi/fcgi.h lib/*.h cgi-bin/endpoints.h
+$(O)fcgi/%.o: fcgi/%.c fcgi/fcgi.h $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Icgi-bin -c -o $@ $<
 
@@ -160,49 +176,52 @@ $(FCGI): $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA) \
 	    $(LIBS_BASE) $(MAGIC_LIBS) $(FCGI_LIBS)
 
-$(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
+$(O)spooler/%.o: spooler/%.c $(SPOOLER_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
-$(SMPP_OBJS): $(O)spooler/%.o: spooler/%.c spooler/*.h lib/*.h
+$(SMPP_OBJS): $(O)spooler/%.o: spooler/%.c $(SPOOLER_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -c -o $@ $<
 
-$(O)spooler/message.o: spooler/message.c spooler/*.h lib/*.h
+$(O)spooler/providers/message.o: spooler/providers/message.c \
+    $(SPOOLER_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
 
 # The bounce reader parses with GMime too.
-$(O)spooler/msgspool-bounce.o: spooler/msgspool-bounce.c lib/*.h
+$(O)spooler/bounce/msgspool-bounce.o: spooler/bounce/msgspool-bounce.c \
+    $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GMIME_CFLAGS) -c -o $@ $<
 
-$(BOUNCE): $(O)spooler/msgspool-bounce.o $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool-bounce.o $(LIBA) \
+$(BOUNCE): $(O)spooler/bounce/msgspool-bounce.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(O)spooler/bounce/msgspool-bounce.o $(LIBA) \
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
 # The claim keeper of a shared spool: made, freed and proving; claiming;
 # recording and housekeeping (spooler/claimkeep_impl.h).
-CLAIMKEEP_OBJS	 = $(O)spooler/claimkeep.o $(O)spooler/claimkeep_claim.o \
-		   $(O)spooler/claimkeep_tasks.o
-DAEMON_OBJS	 = $(O)spooler/msgspoold.o $(O)spooler/daemon_config.o \
-		   $(O)spooler/daemon_chores.o $(O)spooler/daemon_receipts.o \
-		   $(O)spooler/daemon_record.o $(CLAIMKEEP_OBJS)
+CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
+		   $(O)spooler/daemon/claimkeep_claim.o \
+		   $(O)spooler/daemon/claimkeep_tasks.o
+DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
+		   daemon_record webhook
+DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
-$(CLI): $(O)spooler/msgspool.o $(O)spooler/cli_admin.o $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(O)spooler/msgspool.o \
-	    $(O)spooler/cli_admin.o $(LIBA) $(LIBS_BASE)
+CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o
+$(CLI): $(CLI_OBJS) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS_BASE)
 
-$(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h lib/*.h
+$(O)tests/unit/testutil.o: tests/unit/testutil.c tests/unit/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
 
 $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
-    $(LIBA) lib/*.h tests/unit/testutil.h
+    $(LIBA) $(LIB_HDRS) tests/unit/testutil.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(filter %.o,$^) $(LIBA) \
@@ -218,7 +237,7 @@ UNIT_HELPERS	 = $(O)tests/unit/cgirun.o $(O)tests/unit/spooldir.o \
 		   $(O)tests/unit/conftext.o $(O)tests/unit/keysfile.o
 
 $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
-    tests/unit/testutil.h lib/*.h
+    tests/unit/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -c -o $@ $<
 
@@ -237,17 +256,17 @@ $(O)tests/unit/test_tmpl $(O)tests/unit/test_tmpl_load: \
 # the kill-and-retry test of Idempotency-Key
 # (tests/blackbox/test_idempotency.py) and the cancel that races a
 # daemon's record (tests/blackbox/test_cancel_race.py) run them.
-FAULT_MODS	 = util commit idem claim
+FAULT_MODS	 = base/util spool/commit http/idem spool/claim
 FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch \
 		   $(O)tests/fault/messages $(O)tests/fault/msgspoold
 .SECONDARY: $(FAULT_MODS:%=$(O)tests/fault/%.o)
 
-$(O)tests/fault/%.o: lib/%.c lib/*.h
+$(O)tests/fault/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DMSGSPOOL_FAULTS -c -o $@ $<
 
 $(O)tests/fault/%: cgi-bin/%.c $(FAULT_MODS:%=$(O)tests/fault/%.o) \
-    $(LIBA) lib/*.h
+    $(LIBA) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
 	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE)
@@ -260,51 +279,65 @@ $(O)tests/fault/msgspoold: $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
 # The spooler's rules, tested on their own (no curl).
-$(O)tests/unit/test_policy: tests/unit/test_policy.c $(O)spooler/policy.o \
-    spooler/policy.h lib/msgspool.h
+$(O)tests/unit/test_policy: tests/unit/test_policy.c \
+    $(O)spooler/providers/policy.o spooler/providers/policy.h \
+    lib/base/msgspool.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
-	    $(O)spooler/policy.o $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< \
+	    $(O)spooler/providers/policy.o $(CMOCKA_LIBS)
 
-$(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/gsm.o \
-    spooler/gsm.h
+$(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/smpp/gsm.o \
+    spooler/smpp/gsm.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ispooler $(LDFLAGS) -o $@ $< \
-	    $(O)spooler/gsm.o $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< \
+	    $(O)spooler/smpp/gsm.o $(CMOCKA_LIBS)
 
 $(O)tests/unit/test_claimkeep: tests/unit/test_claimkeep.c \
-    $(O)tests/unit/testutil.o $(CLAIMKEEP_OBJS) $(LIBA) lib/*.h \
-    spooler/claimkeep.h tests/unit/testutil.h
+    $(O)tests/unit/testutil.o $(CLAIMKEEP_OBJS) $(LIBA) $(LIB_HDRS) \
+    spooler/daemon/claimkeep.h tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ispooler \
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit \
 	    $(LDFLAGS) -pthread -o $@ $< $(O)tests/unit/testutil.o \
 	    $(CLAIMKEEP_OBJS) $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # The email builder's test links it and GMime, as msgspoold does.
 $(O)tests/unit/test_message: tests/unit/test_message.c \
-    $(O)tests/unit/testutil.o $(O)spooler/message.o $(LIBA) lib/*.h \
-    spooler/message.h tests/unit/testutil.h
+    $(O)tests/unit/testutil.o $(O)spooler/providers/message.o $(LIBA) \
+    $(LIB_HDRS) spooler/providers/message.h tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ispooler \
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit \
 	    $(LDFLAGS) -o $@ $< $(O)tests/unit/testutil.o \
-	    $(O)spooler/message.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS) \
+	    $(O)spooler/providers/message.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS) \
 	    $(GMIME_LIBS)
 
 # msgspool-fcgi's routing, environment and config cache, with the
 # endpoints it serves.
 $(O)tests/unit/test_fcgi: tests/unit/test_fcgi.c $(O)tests/unit/testutil.o \
-    $(FCGI_OBJS) $(LIBA) lib/*.h fcgi/fcgi.h tests/unit/testutil.h
+    $(FCGI_OBJS) $(LIBA) $(LIB_HDRS) fcgi/fcgi.h tests/unit/testutil.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ifcgi -Icgi-bin \
 	    $(LDFLAGS) -o $@ $< $(O)tests/unit/testutil.o $(FCGI_OBJS) \
 	    $(LIBA) $(LIBS_BASE) $(MAGIC_LIBS) $(CMOCKA_LIBS)
 
-# make check: every unit test, the man page and OpenAPI lints, then the
-# black-box suite under each web server (MSGSPOOL_SERVERS= to choose).
+# make check: every unit test, the man page, OpenAPI and layers checks,
+# the fuzz targets' regressions and the NFS chaos test, then the
+# black-box suite, its files side by side (pytest-xdist): all of it under
+# lighttpd (CGI) and lighttpd-fcgi, the files that test what a web server
+# changes under nginx, Apache, busybox httpd and nginx-fcgi too (README.md,
+# "Tests"; MSGSPOOL_SERVERS= to choose).
 check: deps-test
 	-@tests/deps.sh $(DEB_NFS)
-	@$(MAKE) --no-print-directory check-build
+	@$(MAKE) --no-print-directory -j$(NPROC) check-build
 	@O='$(O)' PYTHON='$(PYTHON)' tests/run-all.sh $(UNIT_TESTS)
+
+# make check-servers: the whole black-box suite under all six server
+# setups (.ci/run runs it after make check).
+ALL_SERVERS	 = lighttpd nginx apache busybox lighttpd-fcgi nginx-fcgi
+check-servers: deps-test
+	@$(MAKE) --no-print-directory -j$(NPROC) check-build
+	@O='$(O)' PYTHON='$(PYTHON)' MSGSPOOL_SERVERS='$(ALL_SERVERS)' \
+	    MSGSPOOL_FULL='$(ALL_SERVERS)' MSGSPOOL_NFS=0 \
+	    MSGSPOOL_FUZZ_SECONDS=0 tests/run-all.sh
 
 check-build: build $(UNIT_TESTS) $(FAULT_BINS)
 
@@ -414,25 +447,25 @@ uninstall:
 
 # make bench: ratios against baselines measured in the same run; writes
 # bench/results.md.  Not a test: it never fails on a figure.
+BENCH_BINS	 = noop naive durable cgitime
 bench: deps-bench
-	@$(MAKE) --no-print-directory build bench/noop bench/naive bench/durable bench/cgitime \
-	    bench/noop-fcgi
-	@$(PYTHON) bench/run.py
+	@$(MAKE) --no-print-directory build $(BENCH_BINS:%=$(O)bench/%) \
+	    $(O)bench/noop-fcgi
+	@MSGSPOOL_BUILD='$(O)' $(PYTHON) bench/run.py
 
 deps-bench:
 	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)
 
-bench/noop bench/naive bench/durable bench/cgitime: bench/%: bench/%.c
+$(BENCH_BINS:%=$(O)bench/%): $(O)bench/%: bench/%.c
+	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
-bench/noop-fcgi: bench/noop-fcgi.c
+$(O)bench/noop-fcgi: bench/noop-fcgi.c
+	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $< $(FCGI_LIBS)
 
+# Everything the build made is under build/ (make run's instance in .run/).
 clean:
-	rm -f lib/*.o $(LIBA) $(CGI_BINS) spooler/*.o $(DAEMON) $(CLI) $(BOUNCE) \
-	    fcgi/*.o $(FCGI) \
-	    $(UNIT_TESTS) tests/unit/testutil.o $(UNIT_HELPERS)
-	rm -f bench/noop bench/naive bench/durable bench/cgitime bench/noop-fcgi
-	rm -rf build .run tests/blackbox/__pycache__ bench/__pycache__
+	rm -rf build
 
 include tests/fuzz/fuzz.mk

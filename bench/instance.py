@@ -15,6 +15,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
+# What make built: the programs and the bench's own baselines
+# (MSGSPOOL_BUILD, the Makefile's O, default build/).
+BUILD = ROOT / (os.environ.get("MSGSPOOL_BUILD") or "build")
+BIN = BUILD / "bench"
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 KEY = "bench-key-0123456789"
@@ -148,7 +152,7 @@ class Lighttpd:
             if os.access(p, os.X_OK) and p.is_file() and "." not in prog:
                 os.symlink(p, self.cgi / prog)
         os.symlink(noop, self.cgi / "noop")
-        os.symlink(BENCH / "naive", self.cgi / "naive")
+        os.symlink(BIN / "naive", self.cgi / "naive")
         self.conf = self.run / "bench-lighttpd.conf"
         # The shipped config, plus routes for the baselines.
         self.conf.write_text('include "%s"\nurl.rewrite-once += ( "^/noop$" => "/cgi-bin/noop", '

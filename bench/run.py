@@ -27,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
+# What make built: the programs and the bench's own baselines
+# (MSGSPOOL_BUILD, the Makefile's O, default build/).
+BUILD = ROOT / (os.environ.get("MSGSPOOL_BUILD") or "build")
+BIN = BUILD / "bench"
 sys.path.insert(0, str(BENCH))
 
 from instance import CLIENT, KEY, Instance, Lighttpd, LighttpdFcgi, ulid  # noqa: E402
@@ -127,7 +131,7 @@ def alternating(cases, rounds, duration):
 # (5 %) is finer than the noise of one round on a shared disk.
 COST_ROUNDS = 5
 
-# A client rate that no row reaches (lib/rate.c takes any N from 1 up to
+# A client rate that no row reaches (lib/http/rate.c takes any N from 1 up to
 # what a long holds; these rows run at a few thousand a second): every
 # reply is a 202 and what is measured is the counting alone.
 RATE = "1000000/s"
@@ -164,7 +168,7 @@ def cgitime(prog, env, body, work, n):
     bf = Path(work) / "body"
     bf.write_bytes(body)
     e = dict(env, CONTENT_LENGTH=str(len(body)))
-    out = subprocess.run([str(BENCH / "cgitime"), str(n), str(bf), str(prog)],
+    out = subprocess.run([str(BIN / "cgitime"), str(n), str(bf), str(prog)],
                          env=e, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         return {"error": out.stderr.strip()}
@@ -176,7 +180,7 @@ CGI_PAIR_ROUNDS = 3
 
 def bench_cgi(work, quick, cgi_dir):
     inst = Instance(Path(work) / "cgi")
-    srv = Lighttpd(inst, cgi_dir, BENCH / "noop")
+    srv = Lighttpd(inst, cgi_dir, BIN / "noop")
     # The same client with a rate, for what counting it costs.
     linst = Instance(Path(work) / "cgi-rate", "[client.%s]\nrate = %s\n" % (CLIENT, RATE))
     dur = 3 if quick else 8
@@ -221,7 +225,7 @@ def bench_cgi(work, quick, cgi_dir):
                            CGI_PAIR_ROUNDS, min(dur, 5))
         pair = {k: [r["rps"] for r in v] for k, v in runs.items()}
         med = {k: median(v) for k, v in pair.items()}
-        lsrv = Lighttpd(linst, cgi_dir, BENCH / "noop")
+        lsrv = Lighttpd(linst, cgi_dir, BIN / "noop")
         try:
             cost = costs(srv, inst, lsrv, linst, sms, work, COST_ROUNDS, min(dur, 5))
         finally:
@@ -241,7 +245,7 @@ def bench_cgi(work, quick, cgi_dir):
         shm = Path(tempfile.mkdtemp(prefix="msgspool-bench-", dir="/dev/shm"))
         try:
             tinst = Instance(shm / "cgi")
-            tsrv = Lighttpd(tinst, cgi_dir, BENCH / "noop")
+            tsrv = Lighttpd(tinst, cgi_dir, BIN / "noop")
             try:
                 r = wrk(tsrv.url("/sms/v1/deliver"), dur,
                         lua_post("/sms/v1/deliver", sms, work))
@@ -277,7 +281,7 @@ def bench_fcgi(work, quick, cgi_rows):
     linst = Instance(Path(work) / "fcgi-rate", "[client.%s]\nrate = %s\n" % (CLIENT, RATE))
     noop_dir = Path(work) / "noop-sbin"
     noop_dir.mkdir(exist_ok=True)
-    os.symlink(BENCH / "noop-fcgi", noop_dir / "msgspool-fcgi")
+    os.symlink(BIN / "noop-fcgi", noop_dir / "msgspool-fcgi")
     dur = 3 if quick else 8
     sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
     sms_lua = lua_post("/sms/v1/deliver", sms, work)
@@ -290,7 +294,7 @@ def bench_fcgi(work, quick, cgi_rows):
     disk = []
     for rnd in range(FCGI_ROUNDS):
         for n in FCGI_WORKERS:
-            srv = LighttpdFcgi(inst, ROOT / "fcgi", n, "sweep%d" % rnd)
+            srv = LighttpdFcgi(inst, BUILD / "fcgi", n, "sweep%d" % rnd)
             try:
                 runs[n].append(wrk(srv.url("/sms/v1/deliver"), min(dur, 5), sms_lua))
             finally:
@@ -299,7 +303,7 @@ def bench_fcgi(work, quick, cgi_rows):
             inst.clear()
         # The disk's own limit for the same promise, in the same round:
         # bench/durable queues as msgspool-spool(5) says, with nothing else.
-        d = subprocess.run([str(BENCH / "durable"), str(DEFAULT_FCGI_WORKERS),
+        d = subprocess.run([str(BIN / "durable"), str(DEFAULT_FCGI_WORKERS),
                             str(min(dur, 5)), str(inst.spool)],
                            capture_output=True, text=True, timeout=120)
         inst.clear()
@@ -328,7 +332,7 @@ def bench_fcgi(work, quick, cgi_rows):
         base_sms = wrk(noop.url("/sms/v1/deliver"), dur, sms_lua)
     finally:
         noop.stop()
-    srv = LighttpdFcgi(inst, ROOT / "fcgi", workers)
+    srv = LighttpdFcgi(inst, BUILD / "fcgi", workers)
     try:
         ping = wrk(srv.url("/ping"), dur)
         out["rows"].append(dict(ping, name="GET /ping", base=base_ping["rps"]))
@@ -355,7 +359,7 @@ def bench_fcgi(work, quick, cgi_rows):
             inst.clear()
             cgi = next((c["rps"] for c in cgi_rows if c["prog"] == prog), None)
             out["rows"].append(dict(r, name=name, cgi=cgi))
-        lim = LighttpdFcgi(linst, ROOT / "fcgi", workers, "rate")
+        lim = LighttpdFcgi(linst, BUILD / "fcgi", workers, "rate")
         try:
             out["costs"] = costs(srv, inst, lim, linst, sms, work, COST_ROUNDS, min(dur, 5))
         finally:
@@ -399,7 +403,7 @@ def bench_http(work, quick):
                     % srv.url())
     inst.queue_sms(n)
     t0 = time.time()
-    p = subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
+    p = subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
                        capture_output=True, timeout=600)
     dt = time.time() - t0
     sent = inst.count("sent")
@@ -427,7 +431,7 @@ def bench_smpp(work, quick):
                             smsc.config(window=window))
             inst.queue_sms(n)
             t0 = time.time()
-            p = subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c",
+            p = subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c",
                                 str(inst.conf), "--once"],
                                capture_output=True, timeout=600)
             dt = time.time() - t0
@@ -460,7 +464,7 @@ def bench_smtp(work, quick):
                             "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
             inst.queue_email(n)
             t0 = time.time()
-            subprocess.run([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
+            subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
                            capture_output=True, timeout=900)
             dt = time.time() - t0
             ours = {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
@@ -491,7 +495,7 @@ def rss_kib(pid):
 def bench_scale(work, waiting):
     inst = Instance(Path(work) / ("scale%d" % waiting))
     inst.queue_sms(waiting, state="deferred", due=time.time() + 86400)
-    d = subprocess.Popen([str(ROOT / "spooler" / "msgspoold"), "-c", str(inst.conf)],
+    d = subprocess.Popen([str(BUILD / "spooler" / "msgspoold"), "-c", str(inst.conf)],
                          stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)         # its first pass over deferred/
@@ -536,7 +540,7 @@ def measure(only, quick):
     try:
         sms_rps = None
         if "cgi" in only:
-            res["cgi"] = bench_cgi(work, quick, ROOT / "cgi-bin")
+            res["cgi"] = bench_cgi(work, quick, BUILD / "cgi-bin")
             sms_rps = next(r["rps"] for r in res["cgi"] if r["prog"] == "sms-deliver")
         if "fcgi" in only:
             res["fcgi"] = bench_fcgi(work, quick, res.get("cgi", []))

@@ -10,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "cgi.h"
+#include "base/mime.h"
+#include "base/valid.h"
 #include "endpoints.h"
-#include "mime.h"
-#include "problem.h"
-#include "spool.h"
-#include "valid.h"
+#include "http/attach.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/spool.h"
 
 static const struct field upload_fields[] = {
 	{ "attachmentName", FIELD_STRING, FIELD_REQUIRED, 0, 0,

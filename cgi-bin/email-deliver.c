@@ -20,17 +20,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "batch.h"
-#include "blob.h"
-#include "cgi.h"
+#include "base/mime.h"
+#include "base/valid.h"
+#include "content/html.h"
+#include "content/tmpl.h"
 #include "endpoints.h"
-#include "html.h"
-#include "mime.h"
-#include "problem.h"
-#include "spool.h"
-#include "tmpl.h"
-#include "valid.h"
+#include "http/attach.h"
+#include "http/batch.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/blob.h"
+#include "spool/spool.h"
 
 #define SUBJECT_MAX	998	/* characters: one RFC 5322 line */
 

@@ -6,7 +6,7 @@
 #ifndef ENDPOINTS_H
 #define ENDPOINTS_H
 
-#include "cgi.h"
+#include "http/cgi.h"
 
 extern const struct endpoint ep_attachments;	/* /email/v1/attachments */
 /* /deliver and /email/v1/deliver */

@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgi.h"
+#include "base/log.h"
 #include "endpoints.h"
-#include "event.h"
-#include "log.h"
-#include "problem.h"
-#include "spool.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/event.h"
+#include "spool/spool.h"
 
 /* Tries when the file moves between the lookup and the take. */
 #define CANCEL_TRIES	5

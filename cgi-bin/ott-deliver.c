@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "cgi.h"
+#include "base/channel.h"
+#include "base/valid.h"
+#include "content/tmpl.h"
 #include "endpoints.h"
-#include "channel.h"
-#include "problem.h"
-#include "spool.h"
-#include "tmpl.h"
-#include "valid.h"
+#include "http/batch.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/spool.h"
 
 static const struct field body_fields[] = {
 	{ "payload", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL, NULL,

@@ -3,8 +3,8 @@
  */
 #include <unistd.h>
 
-#include "cgi.h"
 #include "endpoints.h"
+#include "http/cgi.h"
 
 static struct response *
 ping(struct ctx *ctx)

@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgi.h"
+#include "base/log.h"
 #include "endpoints.h"
-#include "log.h"
-#include "problem.h"
-#include "receipt.h"
-#include "spool.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/receipt.h"
+#include "spool/spool.h"
 
 /*
  * What a request brought: receipts to store, every one of them.  The

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "cgi.h"
+#include "content/sms.h"
 #include "endpoints.h"
-#include "problem.h"
-#include "sms.h"
+#include "http/batch.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 
 static const struct field batch_fields[] = {
 	{ "messages", FIELD_ARRAY, FIELD_REQUIRED, 1, 0, NULL, NULL,

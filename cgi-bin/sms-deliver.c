@@ -4,10 +4,10 @@
  */
 #include <unistd.h>
 
-#include "cgi.h"
+#include "content/sms.h"
 #include "endpoints.h"
-#include "problem.h"
-#include "sms.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 
 static struct response *
 sms_deliver(struct ctx *ctx)

@@ -5,10 +5,10 @@
  */
 #include <unistd.h>
 
-#include "cgi.h"
+#include "content/tmpl.h"
 #include "endpoints.h"
-#include "problem.h"
-#include "tmpl.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 
 static struct response *
 templates(struct ctx *ctx)

@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "cgi.h"
+#include "base/valid.h"
 #include "endpoints.h"
-#include "problem.h"
-#include "spool.h"
-#include "valid.h"
+#include "http/batch.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/spool.h"
 
 #define SPEAK_MAX	4000	/* characters of text to speak */
 

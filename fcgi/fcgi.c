@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgi.h"
-#include "config.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "content/keys.h"
 #include "endpoints.h"
-#include "keys.h"
-#include "log.h"
-#include "util.h"
+#include "http/cgi.h"
 
 #include "fcgi.h"
 

@@ -7,10 +7,10 @@
 
 #include <sys/stat.h>
 
-#include "cgi.h"
-#include "config.h"
-#include "keys.h"
-#include "tmpl.h"
+#include "base/config.h"
+#include "content/keys.h"
+#include "content/tmpl.h"
+#include "http/cgi.h"
 
 /*
  * The path of a request's uri (REQUEST_URI) as the web servers map it to

@@ -25,10 +25,10 @@
 #include <fcgiapp.h>
 #include <jansson.h>
 
-#include "cgi.h"
-#include "config.h"
-#include "log.h"
-#include "problem.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 
 #include "fcgi.h"
 

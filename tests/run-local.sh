@@ -29,7 +29,7 @@ printf '# make run: the demo client, every scope\ndemo:%s:*\n' "$hash" >"$run/ke
 printf '%s\n' "$key" >"$run/demo-key"
 chmod 600 "$run/demo-key"
 
-export MSGSPOOL_CGI_DIR="$top/cgi-bin" MSGSPOOL_CONFIG="$run/msgspool.conf" \
+export MSGSPOOL_CGI_DIR="$top/build/cgi-bin" MSGSPOOL_CONFIG="$run/msgspool.conf" \
     MSGSPOOL_PORT="$PORT" MSGSPOOL_RUNDIR="$run"
 lighttpd -tt -f "$top/conf/lighttpd.conf" >/dev/null
 lighttpd -D -f "$top/conf/lighttpd.conf" &
@@ -52,6 +52,6 @@ msgspool is listening on http://127.0.0.1:$PORT/
   spool: $top/spool (outbox/ holds what was "sent")
 Ctrl-C stops lighttpd and msgspoold.
 MSG
-"$top/spooler/msgspoold" -c "$run/msgspool.conf" &
+"$top/build/spooler/msgspoold" -c "$run/msgspool.conf" &
 dpid=$!
 wait "$dpid" || true

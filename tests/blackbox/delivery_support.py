@@ -1,7 +1,7 @@
 """
 Helpers shared by test_delivery.py, test_delivery_daemon.py and
 test_crash.py: spool files written the way the CGI programs write them
-(lib/spool.c spool_doc_new and spool_enqueue: tmp/ first, then a rename
+(lib/spool/spool.c spool_doc_new and spool_enqueue: tmp/ first, then a rename
 into new/ or deferred/), the long-running daemon as a managed process,
 bounded waits, and the fixtures of the delivery tests (a Standin, an
 instance with no web server).

@@ -3,7 +3,7 @@ records a failed try (cur/ to deferred/): the message ends in exactly one
 state, canceled or retrying, and the reply and GET agree
 (msgspool-spool(5), Claims and recovery).  The fault build (make
 check-build: tests/fault/msgspoold and tests/fault/messages) stops each
-process at a named point (MSGSPOOL_STOP, lib/util.h) so that the two
+process at a named point (MSGSPOOL_STOP, lib/base/util.h) so that the two
 interleave exactly."""
 
 import os

@@ -129,7 +129,7 @@ def test_attachment_name_round_trips(srv, level, name):
 
 
 def test_smtp_sends_the_headers_and_stored_attachments(srv):
-    # The smtp provider sends what spooler/message.c builds, the
+    # The smtp provider sends what spooler/providers/message.c builds, the
     # attachment stored once read from blobs/.
     inst = srv.inst
     name = "Gr\u00fc\u00dfe \u20ac \U0001F600 " + "x" * 60 + ".pdf"
@@ -155,7 +155,7 @@ def test_smtp_sends_the_headers_and_stored_attachments(srv):
 
 
 def test_smtp_sends_the_eml_byte_for_byte(srv):
-    # One builder for both providers (spooler/message.c): what a relay
+    # One builder for both providers (spooler/providers/message.c): what a relay
     # receives is the .eml the file provider wrote for the same document,
     # whether the attachment is stored once (two recipients) or inline.
     inst = srv.inst

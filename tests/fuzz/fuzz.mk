@@ -38,7 +38,7 @@ FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 FUZZ_CFLAGS	 = $(BASE_CPPFLAGS) $(JANSSON_CFLAGS) $(NETTLE_CFLAGS) \
 		   $(WARN) -O1 -g $(FUZZ_SAN) -Itests/fuzz
-FUZZ_DEPS	 = $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) lib/*.h tests/fuzz/fuzzutil.h
+FUZZ_DEPS	 = $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIB_HDRS) tests/fuzz/fuzzutil.h
 
 # Debian 12's clang and its libFuzzer runtime.
 DEB_FUZZ	 = clang-14 libclang-rt-14-dev
@@ -65,12 +65,13 @@ fuzz-targets: $(FUZZ_BINS)
 fuzz-list:
 	@echo $(FUZZ_ALL)
 
-$(FUZZ_O)fuzzutil.o: tests/fuzz/fuzzutil.c tests/fuzz/fuzzutil.h lib/*.h
+$(FUZZ_O)fuzzutil.o: tests/fuzz/fuzzutil.c tests/fuzz/fuzzutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 # The email builder of msgspoold (GMime), for message and the requests.
-$(FUZZ_O)message.o: spooler/message.c spooler/message.h lib/*.h
+$(FUZZ_O)message.o: spooler/providers/message.c \
+    spooler/providers/message.h $(LIB_HDRS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -fsanitize=fuzzer-no-link \
 	    -c -o $@ $<
 
@@ -85,19 +86,20 @@ $(foreach t,$(filter-out $(FUZZ_GMIME),$(FUZZ_UNITS)),\
 
 # The email builder, and msgspool-bounce's reader (its source included).
 $(FUZZ_GMIME:%=$(FUZZ_O)fuzz-%): $(FUZZ_O)fuzz-%: tests/fuzz/fuzz_%.c \
-    $(FUZZ_O)message.o spooler/msgspool-bounce.c $(FUZZ_DEPS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -I. -Ispooler \
+    $(FUZZ_O)message.o spooler/bounce/msgspool-bounce.c $(FUZZ_DEPS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GMIME_CFLAGS) -I. \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(GMIME_LIBS)
 
 # What msgspoold reads from an SMSC: the smpp provider (provider_smpp.c
 # its source included, the rest of SMPP_MODS beside it) with the text
 # encoder, on libsmpp34.
-FUZZ_SMPP_SRCS	 = $(filter-out spooler/provider_smpp.c,\
-		   $(SMPP_MODS:%=spooler/%.c)) spooler/gsm.c spooler/policy.c
-$(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/provider_smpp.c \
-    $(FUZZ_SMPP_SRCS) spooler/*.h $(FUZZ_DEPS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) -Ispooler \
+FUZZ_SMPP_SRCS	 = $(filter-out spooler/smpp/provider_smpp.c,\
+		   $(SMPP_MODS:%=spooler/smpp/%.c)) spooler/smpp/gsm.c \
+		   spooler/providers/policy.c
+$(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/smpp/provider_smpp.c \
+    $(FUZZ_SMPP_SRCS) $(SPOOLER_HDRS) $(FUZZ_DEPS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(CURL_CFLAGS) $(SMPP_CFLAGS) \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_SMPP_SRCS) \
 	    $(FUZZ_O)fuzzutil.o $(FUZZ_LIBA) $(LIBS_BASE) $(SMPP_LIBS)
 
@@ -106,7 +108,7 @@ $(FUZZ_O)fuzz-smpp: tests/fuzz/fuzz_smpp.c spooler/provider_smpp.c \
 FUZZ_REQ_OBJS	 = $(FUZZ_O)cgireply.o $(FUZZ_O)receiptsign.o
 
 $(FUZZ_REQ_OBJS): $(FUZZ_O)%.o: tests/fuzz/%.c tests/fuzz/%.h \
-    tests/fuzz/fuzzutil.h lib/*.h
+    tests/fuzz/fuzzutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
@@ -115,7 +117,7 @@ $(FUZZ_PROGS:%=$(FUZZ_O)fuzz-request-%): $(FUZZ_O)fuzz-request-%: \
     tests/fuzz/fuzz_request.c cgi-bin/%.c $(FUZZ_O)message.o \
     $(FUZZ_REQ_OBJS) $(FUZZ_REQ_OBJS:$(FUZZ_O)%.o=tests/fuzz/%.h) \
     $(FUZZ_DEPS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I. -Ispooler \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I. \
 	    -DCGI_SOURCE='"cgi-bin/$*.c"' -DCGI_PROGRAM='"$*"' \
 	    -DCGI_ENDPOINT=ep_$(subst -,_,$*) \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_O)message.o $(FUZZ_REQ_OBJS) \

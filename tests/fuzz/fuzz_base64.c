@@ -1,5 +1,5 @@
 /*
- * fuzz_base64: mime_base64_decode (lib/mime.c, through nettle) against a
+ * fuzz_base64: mime_base64_decode (lib/base/mime.c, through nettle) against a
  * plain reading of its comment in mime.h, and mime_base64_encode's round
  * trip.  The first byte picks the size limit, the rest is the text.
  */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mime.h"
 #include "fuzzutil.h"
-#include "mime.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

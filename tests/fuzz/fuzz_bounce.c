@@ -19,10 +19,10 @@
 
 int	bounce_main(int, char *[], char *[]);
 #define main bounce_main
-#include "spooler/msgspool-bounce.c"
+#include "spooler/bounce/msgspool-bounce.c"
 #undef main
 
-#include "ulid.h"
+#include "base/ulid.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

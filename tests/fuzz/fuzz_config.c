@@ -1,5 +1,5 @@
 /*
- * fuzz_config: msgspool.conf through config_load (lib/config.c), the way
+ * fuzz_config: msgspool.conf through config_load (lib/base/config.c), the way
  * every program reads it: the input is written to a file first.  Then
  * every getter runs over what was parsed.  Besides memory errors:
  * config_load and config_parse agree, each [section] is listed once and
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fuzzutil.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);

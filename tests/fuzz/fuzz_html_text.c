@@ -1,5 +1,5 @@
 /*
- * fuzz_html_text: html_to_text (lib/html.c), the text/plain
+ * fuzz_html_text: html_to_text (lib/content/html.c), the text/plain
  * alternative of every email.  Besides memory errors: UTF-8 in gives
  * UTF-8 out (the text goes into the spool through jansson), no NUL
  * appears that was not there, the lines are tidied as its comment says,
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
+#include "content/html.h"
 #include "fuzzutil.h"
-#include "html.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_keys: the keys file (lib/keys.c).  The input is the file; then
+ * fuzz_keys: the keys file (lib/content/keys.c).  The input is the file; then
  *
  *  - keys_lookup of a known key must find what a plain reading of
  *    msgspool.conf(5) finds: the first line, split at newlines only
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "content/keys.h"
 #include "fuzzutil.h"
-#include "keys.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -88,7 +88,7 @@ good_line(const char *line, size_t len, const char *hash, struct client *c)
 	}
 	c->disabled = c->test = 0;
 	if (p == NULL && n >= 3 && (n == 3 || flags_parse(f[3], c) == 0) &&
-	    strlen(f[1]) == KEY_HASH_HEX && keys_client_valid(f[0]) &&
+	    strlen(f[1]) == KEY_HASH_HEX && valid_client_id(f[0]) &&
 	    keys_scopes_parse(f[2], &c->scopes) == 0 &&
 	    strcmp(f[1], hash) == 0) {
 		snprintf(c->id, sizeof(c->id), "%s", f[0]);

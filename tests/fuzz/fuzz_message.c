@@ -1,7 +1,7 @@
 /*
  * fuzz_message: the email as msgspool writes it.  The first byte
- * chooses: bit 0 clear, mime_address_parse (lib/mime.c) of the rest, the
- * parser of From and To; bit 0 set, message_build (spooler/message.c,
+ * chooses: bit 0 clear, mime_address_parse (lib/base/mime.c) of the rest, the
+ * parser of From and To; bit 0 set, message_build (spooler/providers/message.c,
  * on GMime) of the rest as the JSON message of a spool document, with
  * its attachments inline.
  *
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mime.h"
 #include "fuzzutil.h"
-#include "message.h"
-#include "mime.h"
+#include "providers/message.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -49,15 +49,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgi.h"
 #include "cgireply.h"
 #include "fuzzutil.h"
+#include "http/cgi.h"
 #include "receiptsign.h"
 
-#include "keys.h"
-#include "message.h"
-#include "spool.h"
-#include "util.h"
+#include "base/util.h"
+#include "content/keys.h"
+#include "providers/message.h"
+#include "spool/spool.h"
 
 int	cgi_program_main(int, char *[], char *[]);
 #define main cgi_program_main

@@ -1,5 +1,5 @@
 /*
- * fuzz_smpp: what msgspoold reads from an SMSC (spooler/provider_smpp.c,
+ * fuzz_smpp: what msgspoold reads from an SMSC (spooler/smpp/provider_smpp.c,
  * its source included, and the smpp_*.c beside it): a session with
  * messages submitted, then the input as the bytes that come back on its
  * socket, framed, unpacked by libsmpp34 and acted on (submit_sm_resp,
@@ -26,8 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../../spooler/smpp/provider_smpp.c"
 #include "fuzzutil.h"
-#include "../../spooler/provider_smpp.c"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_spool: the spool loader (lib/spool.c).  The input is written as a
+ * fuzz_spool: the spool loader (lib/spool/spool.c).  The input is written as a
  * message file in new/, read with spool_load, then claimed with
  * spool_claim as msgspoold does; and written as an upload, read with
  * spool_upload_load.  Besides memory errors: a document either loader
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "fuzzutil.h"
-#include "spool.h"
+#include "spool/spool.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

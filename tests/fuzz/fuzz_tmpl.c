@@ -1,5 +1,5 @@
 /*
- * fuzz_tmpl: templates and merging (lib/tmpl.c).  The input is a
+ * fuzz_tmpl: templates and merging (lib/content/tmpl.c).  The input is a
  * template file, optionally followed by a NUL and a JSON value (an
  * object of fields, or an array of OTT parameters) to merge into it.
  * The template is parsed from memory, loaded from disk as an email and
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/mime.h"
+#include "content/tmpl.h"
 #include "fuzzutil.h"
-#include "mime.h"
-#include "tmpl.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

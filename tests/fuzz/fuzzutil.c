@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/mime.h"
+#include "base/util.h"
 #include "fuzzutil.h"
-#include "mime.h"
-#include "util.h"
 
 /* Directories to remove at exit; a process makes one or two. */
 /* Whether v holds the addr-spec a: local part as it is, domain in any case. */

@@ -11,9 +11,9 @@
 #include <nettle/hmac.h>
 #include <nettle/sha2.h>
 
-#include "mime.h"
-#include "receipt.h"
+#include "base/mime.h"
 #include "receiptsign.h"
+#include "spool/receipt.h"
 
 static int
 keycmp(const void *a, const void *b)

@@ -24,7 +24,7 @@
 set -u
 MODE=${1:-chaos}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-O=${O:-}
+O=${O:-build/}
 LEASE=${MSGSPOOL_NFS_LEASE:-15}
 PER_WRITER=${MSGSPOOL_NFS_MESSAGES:-150}
 LIMIT=${MSGSPOOL_NFS_TIMEOUT:-600}

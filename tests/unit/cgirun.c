@@ -20,10 +20,10 @@
 
 #include <jansson.h>
 
-#include "cgi.h"
-#include "keys.h"
-#include "problem.h"
 #include "cgirun.h"
+#include "content/keys.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 #include "testutil.h"
 
 struct seen	 seen;

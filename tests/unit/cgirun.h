@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "cgi.h"
-#include "keys.h"
+#include "content/keys.h"
+#include "http/cgi.h"
 #include "testutil.h"
 
 #define PROBLEM_TYPE	"application/problem+json"

@@ -1,5 +1,5 @@
 /*
- * conftext.c: configs for the tests of lib/config.c (msgspool.conf(5)):
+ * conftext.c: configs for the tests of lib/base/config.c (msgspool.conf(5)):
  * a scratch directory as the fixture, a config written to it, a config
  * parsed from text.
  */
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "msgspool.h"
-#include "config.h"
+#include "base/config.h"
+#include "base/msgspool.h"
 #include "conftext.h"
 #include "testutil.h"
 

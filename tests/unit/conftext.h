@@ -1,12 +1,12 @@
 /*
- * conftext.h: configs for the tests of lib/config.c (conftext.c).
+ * conftext.h: configs for the tests of lib/base/config.c (conftext.c).
  */
 #ifndef MSGSPOOL_CONFTEXT_H
 #define MSGSPOOL_CONFTEXT_H
 
 #include <stddef.h>
 
-#include "config.h"
+#include "base/config.h"
 
 #define CONF_PATH	"/etc/msgspool/msgspool.conf"
 

@@ -1,6 +1,6 @@
 /*
  * keysfile.c: a keys file in a scratch directory as a cmocka fixture, and
- * lookups of its keys, for the tests of lib/keys.c (msgspool.conf(5),
+ * lookups of its keys, for the tests of lib/content/keys.c (msgspool.conf(5),
  * KEYS FILE).
  */
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keys.h"
+#include "content/keys.h"
 #include "keysfile.h"
 #include "testutil.h"
 

@@ -5,7 +5,7 @@
 #ifndef MSGSPOOL_KEYSFILE_H
 #define MSGSPOOL_KEYSFILE_H
 
-#include "keys.h"
+#include "content/keys.h"
 #include "testutil.h"
 
 struct fixture {

@@ -1,7 +1,7 @@
 /*
  * spooldir.c: a spool in a scratch directory as a cmocka fixture, and
  * checks of the files in its state directories, for the tests of
- * lib/spool.c (msgspool-spool(5)).
+ * lib/spool/spool.c (msgspool-spool(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,9 +21,9 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "netfs.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "base/netfs.h"
+#include "spool/spool.h"
 #include "spooldir.h"
 #include "testutil.h"
 

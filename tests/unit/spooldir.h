@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "spool.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* The names of the state directories, by enum spool_dir. */

@@ -1,5 +1,5 @@
 /*
- * test_area.c: the spool's areas (lib/area.c): made on demand with
+ * test_area.c: the spool's areas (lib/spool/area.c): made on demand with
  * new/'s mode, documents stored whole and scanned in the order they
  * came, the index, and names that would leave the area refused.
  */
@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "spool.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* A spool whose new/ is as install makes it: the web server's group's. */

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "attach.h"
-#include "msgdoc.h"
-#include "problem.h"
-#include "spool.h"
+#include "http/attach.h"
+#include "http/problem.h"
+#include "spool/msgdoc.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 static struct attach_ctx

@@ -17,8 +17,8 @@
 
 #include <jansson.h>
 
-#include "batch.h"
-#include "spool.h"
+#include "http/batch.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* Add a good entry (a document for dest) or a bad one (doc NULL). */

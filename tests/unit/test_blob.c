@@ -1,5 +1,5 @@
 /*
- * test_blob.c: unit tests for lib/blob.c, the attachments stored once
+ * test_blob.c: unit tests for lib/spool/blob.c, the attachments stored once
  * for many messages (msgspool-spool(5)).
  */
 #include <stdarg.h>
@@ -19,10 +19,10 @@
 
 #include <jansson.h>
 
-#include "blob.h"
-#include "mime.h"
-#include "msgspool.h"
-#include "spool.h"
+#include "base/mime.h"
+#include "base/msgspool.h"
+#include "spool/blob.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 #define NMSG	3

@@ -1,5 +1,5 @@
 /*
- * test_buf.c: unit tests for lib/buf.c, the growable NUL-terminated
+ * test_buf.c: unit tests for lib/base/buf.c, the growable NUL-terminated
  * byte buffer (STYLE habit 7: bodies travel as pointer + length).
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 #define MANY	100000
 

@@ -1,9 +1,9 @@
 /*
- * test_cgi.c: unit tests for lib/cgi.c (RFC 3875; conf/openapi.yaml): the
+ * test_cgi.c: unit tests for lib/http/cgi.c (RFC 3875; conf/openapi.yaml): the
  * request (cgi_env, cgi_request_init, cgi_request_read, cgi_request_drain),
  * cgi_is_json, and the problems of response_error and cgi_server_error
- * (lib/serve.c).
- * The pipeline (lib/serve.c: cgi_run, cgi_serve) is tested in test_serve.c.
+ * (lib/http/serve.c).
+ * The pipeline (lib/http/serve.c: cgi_run, cgi_serve) is tested in test_serve.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "cgi.h"
-#include "problem.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 #include "testutil.h"
 
 #define PROBLEM_TYPE	"application/problem+json"

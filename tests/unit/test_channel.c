@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "channel.h"
-#include "keys.h"
+#include "base/channel.h"
+#include "content/keys.h"
 
 static void
 test_table(void **state)

@@ -1,5 +1,5 @@
 /*
- * test_claim.c: claims on spool files (lib/claim.c; msgspool-spool(5),
+ * test_claim.c: claims on spool files (lib/spool/claim.c; msgspool-spool(5),
  * Claims and recovery): a claim names its owner, is renewed and
  * released; recovery sends a dead claim back to new/ or deferred/ by
  * its due time and leaves a live one; a take never renames over a live
@@ -21,9 +21,9 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "netfs.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "base/netfs.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 static void

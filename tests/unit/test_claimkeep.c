@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
-#include "claimkeep.h"
-#include "msgdoc.h"
-#include "msgspool.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "daemon/claimkeep.h"
+#include "spool/msgdoc.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* The route of a message in these tests: its channel. */

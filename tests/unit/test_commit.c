@@ -1,5 +1,5 @@
 /*
- * test_commit.c: the spool's durable writes (lib/commit.c): files land
+ * test_commit.c: the spool's durable writes (lib/spool/commit.c): files land
  * whole or not at all, tmp/ stays empty, sources go once their outcome
  * is written, and what an errno means for the client.
  */
@@ -18,8 +18,8 @@
 
 #include <jansson.h>
 
-#include "spool.h"
-#include "spool_impl.h"
+#include "spool/spool.h"
+#include "spool/spool_impl.h"
 #include "testutil.h"
 
 static json_t *

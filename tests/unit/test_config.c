@@ -1,5 +1,5 @@
 /*
- * test_config.c: unit tests for lib/config.c (msgspool.conf(5)): parsing
+ * test_config.c: unit tests for lib/base/config.c (msgspool.conf(5)): parsing
  * (keys, sections, comments, errors) and loading a file.  The values it
  * gives (paths, secrets, sizes, seconds, limits) and the default path:
  * test_config_values.c.
@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "msgspool.h"
-#include "config.h"
+#include "base/config.h"
+#include "base/msgspool.h"
 #include "conftext.h"
 #include "testutil.h"
 

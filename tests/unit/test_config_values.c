@@ -1,5 +1,5 @@
 /*
- * test_config_values.c: unit tests for lib/config.c (msgspool.conf(5)):
+ * test_config_values.c: unit tests for lib/base/config.c (msgspool.conf(5)):
  * the values a config gives (paths, secrets, sizes, seconds, limits) and
  * the default path of the config.
  */
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "msgspool.h"
-#include "config.h"
+#include "base/config.h"
+#include "base/msgspool.h"
 #include "conftext.h"
 #include "testutil.h"
 

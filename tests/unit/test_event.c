@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "event.h"
+#include "spool/event.h"
 
 #define SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"	/* 24 bytes */
 

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgi.h"
 #include "endpoints.h"
 #include "fcgi.h"
+#include "http/cgi.h"
 #include "testutil.h"
 
 static void

@@ -1,5 +1,5 @@
 /*
- * test_gsm.c: the SMS text encoder of the smpp provider (spooler/gsm.c):
+ * test_gsm.c: the SMS text encoder of the smpp provider (spooler/smpp/gsm.c):
  * which texts fit GSM 03.38, the septets and UTF-16 units they become,
  * and where a long text is split (UDH, escapes and surrogate pairs kept
  * whole).
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gsm.h"
+#include "smpp/gsm.h"
 
 static void
 encode(const char *text, struct gsm_sms *sms)

@@ -1,5 +1,5 @@
 /*
- * test_html.c: unit tests for lib/html.c: HTML escaping (STYLE habit 9)
+ * test_html.c: unit tests for lib/content/html.c: HTML escaping (STYLE habit 9)
  * and the HTML to text rendering used for the text/plain alternative.
  */
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "html.h"
+#include "base/buf.h"
+#include "content/html.h"
 
 /* Escape s; the test fails unless the buffer holds exactly want. */
 static void

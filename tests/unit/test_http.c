@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "http.h"
+#include "http/http.h"
 
 /* What response_write puts on a pipe, NUL-terminated; *len its size. */
 static char *

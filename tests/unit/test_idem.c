@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http.h"
-#include "idem.h"
-#include "problem.h"
-#include "spool.h"
+#include "http/http.h"
+#include "http/idem.h"
+#include "http/problem.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 static const time_t	T0 = 1795428000;

@@ -1,5 +1,5 @@
 /*
- * test_keys.c: unit tests for lib/keys.c (msgspool.conf(5), KEYS FILE):
+ * test_keys.c: unit tests for lib/content/keys.c (msgspool.conf(5), KEYS FILE):
  * the hash, keys_lookup and keys_lookup_text, scopes and client names.
  * keys_add and keys_disable: test_keys_add.c.
  */
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keys.h"
+#include "content/keys.h"
 #include "keysfile.h"
 #include "testutil.h"
 
@@ -366,23 +366,23 @@ test_client_valid(void **state)
 	char	id[80];
 
 	(void)state;
-	assert_true(keys_client_valid("acme"));
-	assert_true(keys_client_valid("a.b-c_1"));
-	assert_true(keys_client_valid("A"));
+	assert_true(valid_client_id("acme"));
+	assert_true(valid_client_id("a.b-c_1"));
+	assert_true(valid_client_id("A"));
 	memset(id, 'x', 64);
 	id[64] = '\0';
-	assert_true(keys_client_valid(id));
+	assert_true(valid_client_id(id));
 	memset(id, 'x', 65);
 	id[65] = '\0';
-	assert_false(keys_client_valid(id));
-	assert_false(keys_client_valid(""));
-	assert_false(keys_client_valid(".acme"));
-	assert_false(keys_client_valid(".."));
-	assert_false(keys_client_valid("a:b"));
-	assert_false(keys_client_valid("a b"));
-	assert_false(keys_client_valid("a/b"));
-	assert_false(keys_client_valid("a\nb"));
-	assert_false(keys_client_valid("caf\xc3\xa9"));
+	assert_false(valid_client_id(id));
+	assert_false(valid_client_id(""));
+	assert_false(valid_client_id(".acme"));
+	assert_false(valid_client_id(".."));
+	assert_false(valid_client_id("a:b"));
+	assert_false(valid_client_id("a b"));
+	assert_false(valid_client_id("a/b"));
+	assert_false(valid_client_id("a\nb"));
+	assert_false(valid_client_id("caf\xc3\xa9"));
 }
 
 int

@@ -1,5 +1,5 @@
 /*
- * test_keys_add.c: unit tests for lib/keys.c (msgspool.conf(5), KEYS
+ * test_keys_add.c: unit tests for lib/content/keys.c (msgspool.conf(5), KEYS
  * FILE): keys_add and keys_disable, and the file they leave.
  */
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keys.h"
+#include "content/keys.h"
 #include "keysfile.h"
 #include "testutil.h"
 
@@ -98,7 +98,7 @@ assert_well_formed(const char *path)
 			}
 		if (n != 3 && n != 4)
 			fail_msg("line with %zu fields", n);
-		assert_true(keys_client_valid(f[0]));
+		assert_true(valid_client_id(f[0]));
 		assert_int_equal(strlen(f[1]), KEY_HASH_HEX);
 		for (i = 0; i < KEY_HASH_HEX; i++)
 			assert_non_null(strchr("0123456789abcdef", f[1][i]));

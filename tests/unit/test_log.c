@@ -1,5 +1,5 @@
 /*
- * test_log.c: unit tests for lib/log.c.
+ * test_log.c: unit tests for lib/base/log.c.
  *
  * log_msg writes to stderr, so each test points fd 2 at a temporary
  * file with dup2, logs, puts fd 2 back, and only then asserts (a failed
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "testutil.h"
 
 struct capture {

@@ -1,5 +1,5 @@
 /*
- * test_message.c: unit tests for spooler/message.c, the one email
+ * test_message.c: unit tests for spooler/providers/message.c, the one email
  * builder (GMime) of the file and smtp providers: the headers and their
  * encodings (RFC 2047 words, quoted display names, RFC 2231 file names),
  * the parts, the line ends, what is refused, the attachments stored once
@@ -19,10 +19,10 @@
 
 #include <jansson.h>
 
-#include "blob.h"
-#include "message.h"
-#include "msgspool.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "providers/message.h"
+#include "spool/blob.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* An id of Mon, 23 Nov 2026 10:00:00 UTC (1795428000000 ms). */

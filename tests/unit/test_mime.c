@@ -1,5 +1,5 @@
 /*
- * test_mime.c: unit tests for lib/mime.c: base64 (RFC 4648), file name
+ * test_mime.c: unit tests for lib/base/mime.c: base64 (RFC 4648), file name
  * checks and the addresses an email may carry.  HTML is test_html.c's;
  * the message itself is test_message.c's.
  */
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "mime.h"
+#include "base/buf.h"
+#include "base/mime.h"
 
 /* RFC 4648 section 10. */
 static const struct {

@@ -1,5 +1,5 @@
 /*
- * test_mimetype.c: unit tests for lib/mimetype.c, content types of
+ * test_mimetype.c: unit tests for lib/content/mimetype.c, content types of
  * attachments detected with libmagic.
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mimetype.h"
+#include "content/mimetype.h"
 
 /* The shortest PDF libmagic and readers accept. */
 static const char pdf[] =

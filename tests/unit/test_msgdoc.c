@@ -14,9 +14,9 @@
 
 #include <jansson.h>
 
-#include "msgdoc.h"
-#include "rfc3339.h"
-#include "ulid.h"
+#include "base/rfc3339.h"
+#include "base/ulid.h"
+#include "spool/msgdoc.h"
 
 static json_t *
 fresh(char *id, time_t notbefore)

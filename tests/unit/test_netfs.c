@@ -1,5 +1,5 @@
 /*
- * test_netfs.c: unit tests for lib/netfs.c, on mountinfo lines of the
+ * test_netfs.c: unit tests for lib/base/netfs.c, on mountinfo lines of the
  * kinds proc(5) documents and Linux 6.1 writes for NFS mounts.
  */
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "netfs.h"
+#include "base/netfs.h"
 
 #define ROOT	"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
 #define NFS(dev, opts) \

@@ -10,7 +10,7 @@
 
 #include <time.h>
 
-#include "policy.h"
+#include "providers/policy.h"
 
 static void
 test_http_classes(void **state)

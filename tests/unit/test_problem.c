@@ -1,5 +1,5 @@
 /*
- * test_problem.c: unit tests for lib/problem.c (conf/openapi.yaml, Problem).
+ * test_problem.c: unit tests for lib/http/problem.c (conf/openapi.yaml, Problem).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "cgi.h"
-#include "problem.h"
+#include "http/cgi.h"
+#include "http/problem.h"
 
 #define PROBLEM_TYPE	"application/problem+json"
 

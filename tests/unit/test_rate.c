@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-#include "rate.h"
-#include "spool.h"
+#include "http/rate.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 static void

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "receipt.h"
+#include "spool/receipt.h"
 
 /* Twilio's documented example (Security: validating requests). */
 static void

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rfc3339.h"
+#include "base/rfc3339.h"
 
 static time_t
 parse_ok(const char *s)

@@ -1,5 +1,5 @@
 /*
- * test_serve.c: unit tests for lib/serve.c (RFC 3875;
+ * test_serve.c: unit tests for lib/http/serve.c (RFC 3875;
  * conf/openapi.yaml): the route pipeline, from method, key and scope
  * through the body's limits and type to the spool and the handler, as
  * cgi_run drives it for a CGI program and cgi_serve over a cgi_io in
@@ -21,9 +21,9 @@
 
 #include <jansson.h>
 
-#include "cgi.h"
+#include "base/config.h"
 #include "cgirun.h"
-#include "config.h"
+#include "http/cgi.h"
 #include "testutil.h"
 
 /* cgi_run */

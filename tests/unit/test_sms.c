@@ -1,5 +1,5 @@
 /*
- * test_sms.c: unit tests for lib/sms.c, validating and queueing one SMS.
+ * test_sms.c: unit tests for lib/content/sms.c, validating and queueing one SMS.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "sms.h"
-#include "spool.h"
+#include "content/sms.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 struct fixture {

@@ -1,5 +1,5 @@
 /*
- * test_spool.c: unit tests for lib/spool.c (msgspool-spool(5)): opening a
+ * test_spool.c: unit tests for lib/spool/spool.c (msgspool-spool(5)): opening a
  * spool, the new document, enqueueing, listing and loading, and what a
  * load or a claim does with files that are no message.  Moves, stores,
  * finds, removes, paths and uploads: test_spool_move.c.
@@ -22,9 +22,9 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "netfs.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "base/netfs.h"
+#include "spool/spool.h"
 #include "spooldir.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_spool_move.c: unit tests for lib/spool.c (msgspool-spool(5)): the
+ * test_spool_move.c: unit tests for lib/spool/spool.c (msgspool-spool(5)): the
  * sweep of tmp/, moving, storing, finding and removing a message, the
  * names and paths of its files, and uploads.
  */
@@ -21,9 +21,9 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "netfs.h"
-#include "spool.h"
+#include "base/msgspool.h"
+#include "base/netfs.h"
+#include "spool/spool.h"
 #include "spooldir.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_tmpl.c: unit tests for lib/tmpl.c (msgspool.conf(5), templates):
+ * test_tmpl.c: unit tests for lib/content/tmpl.c (msgspool.conf(5), templates):
  * ids, parsing a template's text and tmpl_merge.  Loading, the cache and
  * lists, on template files: test_tmpl_load.c.
  */
@@ -20,8 +20,8 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "tmpl.h"
+#include "base/msgspool.h"
+#include "content/tmpl.h"
 #include "testutil.h"
 #include "tmplsample.h"
 

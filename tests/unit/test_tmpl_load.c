@@ -1,5 +1,5 @@
 /*
- * test_tmpl_load.c: unit tests for lib/tmpl.c (msgspool.conf(5),
+ * test_tmpl_load.c: unit tests for lib/content/tmpl.c (msgspool.conf(5),
  * templates): loading a template from its file, the cache and the list
  * of a client's email templates.
  */
@@ -20,8 +20,8 @@
 
 #include <jansson.h>
 
-#include "msgspool.h"
-#include "tmpl.h"
+#include "base/msgspool.h"
+#include "content/tmpl.h"
 #include "testutil.h"
 #include "tmplsample.h"
 

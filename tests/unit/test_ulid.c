@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ulid.h"
+#include "base/ulid.h"
 
 #define SPOOL_ID_LEN	ULID_LEN
 #define NIDS		10000

@@ -1,5 +1,5 @@
 /*
- * test_util.c: unit tests for lib/util.c.
+ * test_util.c: unit tests for lib/base/util.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static void
 test_seterr_formats(void **state)

@@ -1,5 +1,5 @@
 /*
- * test_valid.c: unit tests for lib/valid.c (the field rules of
+ * test_valid.c: unit tests for lib/base/valid.c (the field rules of
  * conf/openapi.yaml): the validators of a string.  valid_error,
  * valid_object and valid_batch: test_valid_object.c.
  */
@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "valid.h"
+#include "base/valid.h"
 
 /* Validators on C strings. */
 #define OK(fn, s)	check_ok(fn, s)

@@ -1,5 +1,5 @@
 /*
- * test_valid_object.c: unit tests for lib/valid.c (the field rules of
+ * test_valid_object.c: unit tests for lib/base/valid.c (the field rules of
  * conf/openapi.yaml): valid_error, valid_object on a table of fields, and
  * valid_batch.
  */
@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "valid.h"
+#include "base/valid.h"
 
 /* valid_error and valid_object */
 

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "keys.h"
-#include "spool.h"
+#include "content/keys.h"
+#include "spool/spool.h"
 #include "testutil.h"
 
 #define READ_MAX	65536

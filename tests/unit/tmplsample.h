@@ -1,6 +1,6 @@
 /*
  * tmplsample.h: the texts of two templates, an email and an OTT one
- * (msgspool.conf(5), templates), for the tests of lib/tmpl.c.
+ * (msgspool.conf(5), templates), for the tests of lib/content/tmpl.c.
  */
 #ifndef MSGSPOOL_TMPLSAMPLE_H
 #define MSGSPOOL_TMPLSAMPLE_H

@@ -16,12 +16,12 @@ Environment:
                        msgspool-fcgi (FastCGI mode); each runs with its own
                        config in a temporary directory, made from the
                        shipped one in conf/
-    MSGSPOOL_CGI_DIR   directory of the CGI programs (default cgi-bin/,
+    MSGSPOOL_CGI_DIR   directory of the CGI programs (default build/cgi-bin/,
                        or $O/cgi-bin/ when O is set, e.g. O=build/asan/)
     MSGSPOOL_BIN_DIR   directory holding msgspoold and msgspool
-                       (default spooler/, or $O/spooler/)
-    MSGSPOOL_FCGI_DIR  directory holding msgspool-fcgi (default fcgi/, or
-                       $O/fcgi/)
+                       (default build/spooler/, or $O/spooler/)
+    MSGSPOOL_FCGI_DIR  directory holding msgspool-fcgi (default
+                       build/fcgi/, or $O/fcgi/)
 
 busybox httpd cannot map the routes to programs (see
 conf/busybox-httpd.conf): there each program is served at /cgi-bin/PROGRAM,

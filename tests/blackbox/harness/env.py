@@ -21,7 +21,7 @@ import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parents[3]
-_O = os.environ.get("O", "")
+_O = os.environ.get("O") or "build/"
 CGI_DIR = Path(os.environ.get("MSGSPOOL_CGI_DIR") or (ROOT / _O / "cgi-bin"))
 BIN_DIR = Path(os.environ.get("MSGSPOOL_BIN_DIR") or (ROOT / _O / "spooler"))
 FCGI_DIR = Path(os.environ.get("MSGSPOOL_FCGI_DIR") or (ROOT / _O / "fcgi"))

@@ -1,0 +1,68 @@
+/*
+ * buf.c: a growable byte buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+
+int
+buf_add(struct buf *b, const char *s, size_t len)
+{
+	char	*p;
+	size_t	 cap;
+
+	if (b->failed)
+		return -1;
+	if (b->len + len + 1 > b->cap) {
+		cap = b->cap ? b->cap : 256;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->failed = 1;
+			return -1;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	if (len > 0)
+		memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+int
+buf_puts(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+int
+buf_putc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+char *
+buf_take(struct buf *b, size_t *len)
+{
+	char	*p;
+
+	if (b->failed || (b->p == NULL && buf_add(b, "", 0) == -1)) {
+		buf_free(b);
+		return NULL;
+	}
+	p = b->p;
+	if (len != NULL)
+		*len = b->len;
+	memset(b, 0, sizeof(*b));
+	return p;
+}

@@ -1,0 +1,74 @@
+/*
+ * batch.h: the one batch runner of every route that queues several
+ * messages per request (OTT, SMS batch, voice campaigns, email
+ * recipients): the reply entries in input order, the documents of the
+ * good ones committed durably together, and the entries the spool did
+ * not take turned into errors.  A batch of which the spool took none is
+ * a server failure for the whole request (conf/openapi.yaml, 503).
+ */
+#ifndef BATCH_H
+#define BATCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "spool/spool.h"
+
+/* An entry that could not be queued although it was good. */
+#define BATCH_TRY_AGAIN	"the spool cannot take messages now; retry this entry"
+
+struct batch {
+	struct spool_batch	 docs;
+	json_t			*replies;	/* one per entry, in order */
+	ssize_t			*slots;		/* entry -> docs index or -1 */
+	size_t			 n, cap;
+	const char		*idkey;		/* "smsId": nulled on failure */
+	size_t			 queued;	/* after batch_commit */
+};
+
+/*
+ * Start a batch of about n entries whose replies name their message id
+ * idkey.  0, or -1 out of memory.
+ */
+int		 batch_init(struct batch *, size_t n, const char *idkey);
+
+/*
+ * Add the next entry: its reply (stolen) and, when it is good, its
+ * document (stolen) to commit into dest; doc NULL for an entry whose
+ * reply already says why it failed.  0, or -1 out of memory (both
+ * freed).
+ */
+int		 batch_add(struct batch *, json_t *reply, json_t *doc,
+		    enum spool_dir dest);
+
+/* Whether entry i has a document to commit. */
+int		 batch_has_doc(const struct batch *, size_t i);
+
+/*
+ * Commit every document durably, in one spool_commit, and settle the
+ * replies: an entry whose file could not be written gets its idkey
+ * null, status "error" and BATCH_TRY_AGAIN.  Returns 0, or, when the
+ * spool took none of the documents it was given, 503 (it cannot take
+ * them now) or 500: the status of the whole reply.
+ */
+int		 batch_commit(struct batch *, struct spool *);
+
+struct response;
+
+/*
+ * The reply of a route whose answer is the replies alone (SMS batch,
+ * OTT): commit, then 200 with the replies, or the 503/500 of a spool
+ * that took none.  Frees the batch.  NULL out of memory.
+ */
+struct response	*batch_respond(struct batch *, struct spool *);
+
+/* After the commit: whether entry i's document is queued. */
+int		 batch_queued(const struct batch *, size_t i);
+
+/* The replies (borrowed; json_incref to keep them). */
+json_t		*batch_replies(const struct batch *);
+
+void		 batch_free(struct batch *);
+
+#endif

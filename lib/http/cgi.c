@@ -1,0 +1,192 @@
+/*
+ * cgi.c: the CGI/1.1 side of a request (RFC 3875): its environment, its
+ * body read (exactly CONTENT_LENGTH bytes) or drained, over a cgi_io.
+ * The pipeline every route shares is serve.c's.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "http/cgi.h"
+
+const char *
+cgi_env(char *const *envp, const char *name)
+{
+	size_t	len = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+void
+cgi_request_init(struct request *req, char *const *envp)
+{
+	const char	*cl;
+	char		*end;
+	unsigned long long n;
+
+	memset(req, 0, sizeof(*req));
+	req->envp = envp;
+	req->method = cgi_env(envp, "REQUEST_METHOD");
+	if (req->method == NULL || *req->method == '\0')
+		req->method = "GET";
+	/* RFC 9110 9.3.2: a GET whose answer goes without its body. */
+	if (strcmp(req->method, "HEAD") == 0) {
+		req->method = "GET";
+		req->head = 1;
+	}
+	req->content_type = cgi_env(envp, "CONTENT_TYPE");
+	req->api_key = cgi_env(envp, "HTTP_X_API_KEY");
+	if ((cl = cgi_env(envp, "CONTENT_LENGTH")) != NULL && *cl != '\0') {
+		req->has_length = 1;
+		req->content_length = SIZE_MAX;
+		if (isdigit((unsigned char)*cl)) {
+			errno = 0;
+			n = strtoull(cl, &end, 10);
+			if (errno == 0 && *end == '\0' && n < SIZE_MAX)
+				req->content_length = (size_t)n;
+		}
+	}
+}
+
+static ssize_t
+fd_read(void *arg, char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while ((n = read(((struct cgi_fds *)arg)->in, buf, len)) == -1 &&
+	    errno == EINTR)
+		continue;
+	return n;
+}
+
+static int
+fd_write(void *arg, const char *buf, size_t len)
+{
+	return util_write_all(((struct cgi_fds *)arg)->out, buf, len);
+}
+
+void
+cgi_fd_io(struct cgi_io *io, struct cgi_fds *fds, int in, int out)
+{
+	memset(io, 0, sizeof(*io));
+	fds->in = in;
+	fds->out = out;
+	io->read = fd_read;
+	io->write = fd_write;
+	io->arg = fds;
+}
+
+int
+cgi_request_read_io(struct request *req, const struct cgi_io *io)
+{
+	ssize_t	n;
+	size_t	len = 0;
+
+	free(req->body);
+	req->body_len = 0;
+	if (req->content_length == SIZE_MAX ||
+	    (req->body = malloc(req->content_length + 1)) == NULL)
+		return -1;
+	/* Exactly CONTENT_LENGTH bytes; whatever follows is not ours. */
+	while (len < req->content_length) {
+		n = io->read(io->arg, req->body + len,
+		    req->content_length - len);
+		if (n <= 0)
+			return -1;
+		len += (size_t)n;
+	}
+	req->body[len] = '\0';
+	req->body_len = len;
+	req->consumed = 1;
+	return 0;
+}
+
+int
+cgi_request_read(struct request *req, int fd)
+{
+	struct cgi_fds	fds;
+	struct cgi_io	io;
+
+	cgi_fd_io(&io, &fds, fd, -1);
+	return cgi_request_read_io(req, &io);
+}
+
+void
+cgi_request_drain_io(struct request *req, const struct cgi_io *io,
+    size_t max)
+{
+	char	buf[65536];
+	size_t	left;
+	ssize_t	n;
+
+	if (req->consumed || !req->has_length || req->content_length > max)
+		return;
+	req->consumed = 1;
+	for (left = req->content_length; left > 0; left -= (size_t)n) {
+		n = io->read(io->arg, buf, left < sizeof(buf) ? left :
+		    sizeof(buf));
+		if (n <= 0)
+			return;
+	}
+}
+
+void
+cgi_request_drain(struct request *req, int fd, size_t max)
+{
+	struct cgi_fds	fds;
+	struct cgi_io	io;
+
+	cgi_fd_io(&io, &fds, fd, -1);
+	cgi_request_drain_io(req, &io, max);
+}
+
+void
+cgi_request_free(struct request *req)
+{
+	if (req == NULL)
+		return;
+	free(req->body);
+	req->body = NULL;
+	req->body_len = 0;
+}
+
+int
+cgi_respond(const struct cgi_io *io, const struct response *r, int head)
+{
+	char	*out;
+	size_t	 len;
+	int	 rc;
+
+	if (response_render(r, &out, &len) == -1)
+		return -1;
+	/* The body is the rendering's tail: a HEAD's answer stops before. */
+	rc = io->write(io->arg, out, head ? len - r->body_len : len);
+	free(out);
+	return rc;
+}
+
+int
+cgi_is_json(const char *ct)
+{
+	size_t	len = strlen("application/json");
+
+	if (ct == NULL)
+		return 0;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, "application/json", len) != 0)
+		return 0;
+	ct += len;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == '\0' || *ct == ';';
+}

@@ -1,0 +1,167 @@
+/*
+ * http.c: HTTP responses as values (status, headers, body) and their
+ * CGI form.  Below everything that answers a request: problem.c builds
+ * its errors on it, cgi.c and the persistent mode write them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "http/http.h"
+
+const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "";
+	}
+}
+
+struct response *
+response_new(int status, const char *content_type, const char *body,
+    size_t len)
+{
+	struct response	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->status = status;
+	if ((r->content_type = strdup(content_type)) == NULL ||
+	    (r->body = malloc(len + 1)) == NULL) {
+		response_free(r);
+		return NULL;
+	}
+	if (len > 0)
+		memcpy(r->body, body, len);
+	r->body[len] = '\0';
+	r->body_len = len;
+	return r;
+}
+
+struct response *
+response_json(int status, json_t *value)
+{
+	struct response	*r;
+	char		*body;
+
+	if (value == NULL)
+		return NULL;
+	body = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(value);
+	if (body == NULL)
+		return NULL;
+	r = response_new(status, "application/json", body, strlen(body));
+	free(body);
+	return r;
+}
+
+void
+response_free(struct response *r)
+{
+	size_t	i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	free(r->headers);
+	free(r->content_type);
+	free(r->body);
+	free(r);
+}
+
+int
+response_header(struct response *r, const char *name, const char *value)
+{
+	struct header	*h;
+
+	if (r == NULL)
+		return -1;
+	/* Header injection is a bug of ours, never something to send. */
+	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
+		return -1;
+	h = reallocarray(r->headers, r->nheaders + 1, sizeof(*h));
+	if (h == NULL)
+		return -1;
+	r->headers = h;
+	h = &r->headers[r->nheaders];
+	h->name = strdup(name);
+	h->value = strdup(value);
+	if (h->name == NULL || h->value == NULL) {
+		free(h->name);
+		free(h->value);
+		return -1;
+	}
+	r->nheaders++;
+	return 0;
+}
+
+int
+response_render(const struct response *r, char **out, size_t *len)
+{
+	char	*head = NULL, *next;
+	size_t	 i, hlen;
+
+	*out = NULL;
+	*len = 0;
+	if (asprintf(&head, "Status: %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
+	    r->content_type, r->body_len) == -1)
+		return -1;
+	for (i = 0; i < r->nheaders; i++) {
+		if (asprintf(&next, "%s%s: %s\r\n", head, r->headers[i].name,
+		    r->headers[i].value) == -1) {
+			free(head);
+			return -1;
+		}
+		free(head);
+		head = next;
+	}
+	hlen = strlen(head);
+	if ((next = realloc(head, hlen + 2 + r->body_len + 1)) == NULL) {
+		free(head);
+		return -1;
+	}
+	memcpy(next + hlen, "\r\n", 2);
+	if (r->body_len > 0)
+		memcpy(next + hlen + 2, r->body, r->body_len);
+	next[hlen + 2 + r->body_len] = '\0';
+	*out = next;
+	*len = hlen + 2 + r->body_len;
+	return 0;
+}
+
+int
+response_write(const struct response *r, int fd)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (response_render(r, &buf, &len) == -1)
+		return -1;
+	rc = util_write_all(fd, buf, len);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,451 @@
+/*
+ * commit.c: the spool's durable writes (msgspool-spool(5), Queueing):
+ * each file written in tmp/ (O_EXCL), its data synced, renamed into
+ * place, and each directory synced once for all the files of a commit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/netfs.h"
+#include "base/util.h"
+#include "spool/spool.h"
+#include "spool/spool_impl.h"
+
+enum msg_status
+spool_errno_status(int e)
+{
+	switch (e) {
+	case ENOSPC:
+	case EDQUOT:
+	case EROFS:
+	case EIO:
+	case EAGAIN:
+	case EINTR:
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+		return MSG_TEMPFAIL;
+	default:
+		return MSG_PERMFAIL;
+	}
+}
+
+#define COMMIT_CHUNK	64	/* files open at once while syncing */
+
+/* A file being written: its temporary name and descriptor. */
+struct pending {
+	char	tmp[SPOOL_NAME_MAX + SPOOL_ID_LEN + NETFS_HOST_MAX + 32];
+	char	name[SPOOL_NAME_MAX];
+	int	fd;
+	int	dirfd;
+	time_t	mtime;
+};
+
+/*
+ * Write doc into tmp/ under a unique name, without syncing.  MSG_OK with
+ * p filled (fd open), else the status with nothing left behind.
+ */
+static enum msg_status
+write_tmp(struct spool *s, const json_t *doc, struct pending *p)
+{
+	struct timespec	 times[2];
+	char		 id[SPOOL_ID_LEN + 1], *text;
+	char		 host[NETFS_HOST_MAX + 1];
+	int		 e;
+
+	p->fd = -1;
+	if (ulid_new(id) == -1)
+		return MSG_TEMPFAIL;
+	/*
+	 * Unique even when a file is rewritten in place, and across the
+	 * hosts that share a spool: their host name and pid, as maildir's.
+	 */
+	snprintf(p->tmp, sizeof(p->tmp), "%s.%s.%s.%ld", p->name, id,
+	    netfs_hostname(host, sizeof(host)), (long)getpid());
+	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
+		return MSG_TEMPFAIL;
+	p->fd = openat(spool_statefd(s, SPOOL_TMP), p->tmp,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SPOOL_FILE_MODE);
+	if (p->fd == -1) {
+		e = errno;
+		free(text);
+		log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
+		return spool_errno_status(e);
+	}
+	/* A deferred file's mtime is when it is due: a stat tells, no parse. */
+	times[0].tv_sec = times[1].tv_sec = p->mtime;
+	times[0].tv_nsec = times[1].tv_nsec = 0;
+	if (util_write_all(p->fd, text, strlen(text)) == -1 ||
+	    util_write_all(p->fd, "\n", 1) == -1 ||
+	    (p->mtime > 0 && futimens(p->fd, times) == -1)) {
+		e = errno;
+		free(text);
+		close(p->fd);
+		p->fd = -1;
+		unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
+		log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
+		return spool_errno_status(e);
+	}
+	free(text);
+	return MSG_OK;
+}
+
+/* Sync, close and rename one written file; on failure remove it. */
+static enum msg_status
+finish_tmp(struct spool *s, struct pending *p)
+{
+	int	e;
+
+	if (fsync(p->fd) == -1) {
+		e = errno;
+		close(p->fd);
+		goto fail;
+	}
+	if (close(p->fd) == -1) {
+		e = errno;
+		goto fail;
+	}
+	if (renameat(spool_statefd(s, SPOOL_TMP), p->tmp, p->dirfd, p->name) == -1) {
+		e = errno;
+		goto fail;
+	}
+	return MSG_OK;
+fail:
+	unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
+	log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
+	return spool_errno_status(e);
+}
+
+/*
+ * Write docs durably: the engine of spool_commit and of the uploads.
+ * dirfds[i] is where item i goes; names[i] its name.  Directories are
+ * synced once each, after every rename; an item whose directory cannot
+ * be synced is removed again and fails.
+ */
+void
+spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
+    const char **names, time_t *mtimes, enum msg_status *st, size_t n)
+{
+	struct pending	 p[COMMIT_CHUNK];
+	size_t		 i, j, k, chunk;
+	int		 synced[8], nsynced = 0, d, e;
+
+	for (i = 0; i < n; i += chunk) {
+		chunk = n - i < COMMIT_CHUNK ? n - i : COMMIT_CHUNK;
+		/* Write them all, then sync: the first sync commits the
+		 * journal for the others too. */
+		for (j = 0; j < chunk; j++) {
+			snprintf(p[j].name, sizeof(p[j].name), "%s",
+			    names[i + j]);
+			p[j].dirfd = dirfds[i + j];
+			p[j].mtime = mtimes[i + j];
+			st[i + j] = p[j].dirfd == -1 ? MSG_TEMPFAIL :
+			    write_tmp(s, docs[i + j], &p[j]);
+			FAULT("commit: written");
+		}
+		for (j = 0; j < chunk; j++)
+			if (st[i + j] == MSG_OK) {
+				st[i + j] = finish_tmp(s, &p[j]);
+				FAULT("commit: synced and renamed");
+			}
+	}
+	/* The renames are durable once their directories are. */
+	for (i = 0; i < n; i++) {
+		if (st[i] != MSG_OK)
+			continue;
+		for (k = 0; k < (size_t)nsynced; k++)
+			if (synced[k] == dirfds[i])
+				break;
+		if (k < (size_t)nsynced)
+			continue;
+		d = dirfds[i];
+		FAULT("commit: before a directory sync");
+		if (fsync(d) == -1) {
+			e = errno;
+			log_err("spool: fsync of the directory of %s: %s",
+			    names[i], strerror(e));
+			for (j = i; j < n; j++)
+				if (dirfds[j] == d && st[j] == MSG_OK) {
+					unlinkat(d, names[j], 0);
+					st[j] = spool_errno_status(e);
+				}
+			continue;
+		}
+		if (nsynced < (int)(sizeof(synced) / sizeof(synced[0])))
+			synced[nsynced++] = d;
+	}
+}
+
+#define HELD_SUFFIX	".held"
+
+/* Whether an item of a commit is a new message to hold. */
+static int
+held(const struct spool *s, const struct spool_item *it)
+{
+	return s->hold != NULL && it->from == SPOOL__MAX &&
+	    (it->dir == SPOOL_NEW || it->dir == SPOOL_DEFERRED);
+}
+
+void
+spool_hold(struct spool *s, struct spool_hold *hold)
+{
+	s->hold = hold;
+}
+
+int
+spool_hold_add(struct spool_hold *h, enum spool_dir dir, const char *name)
+{
+	struct spool_held	*v;
+	size_t			 cap;
+
+	if ((dir != SPOOL_NEW && dir != SPOOL_DEFERRED) ||
+	    strlen(name) + strlen(HELD_SUFFIX) >= SPOOL_NAME_MAX ||
+	    strchr(name, '/') != NULL || !ulid_prefix(name))
+		return -1;
+	if (h->n == h->cap) {
+		cap = h->cap ? h->cap * 2 : 16;
+		if ((v = reallocarray(h->v, cap, sizeof(*v))) == NULL)
+			return -1;
+		h->v = v;
+		h->cap = cap;
+	}
+	h->v[h->n].dir = dir;
+	snprintf(h->v[h->n].name, sizeof(h->v[h->n].name), "%s", name);
+	h->n++;
+	return 0;
+}
+
+int
+spool_hold_publish(struct spool *s, const struct spool_hold *h)
+{
+	char	tmp[SPOOL_NAME_MAX + sizeof(HELD_SUFFIX)];
+	int	tfd, d, e = 0, used[SPOOL__MAX] = { 0 };
+	size_t	i;
+
+	if (h->n == 0)
+		return 0;
+	if ((tfd = spool_statefd(s, SPOOL_TMP)) == -1)
+		return -1;
+	for (i = 0; i < h->n; i++) {
+		if ((d = spool_statefd(s, h->v[i].dir)) == -1) {
+			e = errno;
+			continue;
+		}
+		snprintf(tmp, sizeof(tmp), "%s%s", h->v[i].name, HELD_SUFFIX);
+		/* Gone: published before (a retry completing a request). */
+		if (renameat(tfd, tmp, d, h->v[i].name) == -1 &&
+		    errno != ENOENT) {
+			e = errno;
+			log_err("spool: %s/tmp/%s: %s", s->root, tmp,
+			    strerror(e));
+			continue;
+		}
+		used[h->v[i].dir] = 1;
+		FAULT("hold: published one");
+	}
+	for (d = 0; d < SPOOL__MAX; d++)
+		if (used[d] && fsync(spool_statefd(s, d)) == -1) {
+			e = errno;
+			log_err("spool: fsync of %s/%s: %s", s->root,
+			    spool_dirnames[d], strerror(e));
+		}
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+void
+spool_hold_discard(struct spool *s, const struct spool_hold *h)
+{
+	char	tmp[SPOOL_NAME_MAX + sizeof(HELD_SUFFIX)];
+	int	tfd;
+	size_t	i;
+
+	if ((tfd = spool_statefd(s, SPOOL_TMP)) == -1)
+		return;
+	for (i = 0; i < h->n; i++) {
+		snprintf(tmp, sizeof(tmp), "%s%s", h->v[i].name, HELD_SUFFIX);
+		unlinkat(tfd, tmp, 0);
+	}
+}
+
+void
+spool_hold_free(struct spool_hold *h)
+{
+	if (h == NULL)
+		return;
+	free(h->v);
+	h->v = NULL;
+	h->n = h->cap = 0;
+}
+
+size_t
+spool_commit(struct spool *s, struct spool_item *items, size_t n)
+{
+	const json_t	**docs;
+	const char	**names;
+	char		(*idnames)[SPOOL_NAME_MAX];
+	enum msg_status	 *st;
+	time_t		 *mtimes;
+	int		 *dirfds;
+	const char	 *id;
+	size_t		  i, ok = 0;
+
+	docs = calloc(n ? n : 1, sizeof(*docs));
+	names = calloc(n ? n : 1, sizeof(*names));
+	idnames = calloc(n ? n : 1, sizeof(*idnames));
+	st = calloc(n ? n : 1, sizeof(*st));
+	mtimes = calloc(n ? n : 1, sizeof(*mtimes));
+	dirfds = calloc(n ? n : 1, sizeof(*dirfds));
+	if (docs == NULL || names == NULL || idnames == NULL || st == NULL ||
+	    mtimes == NULL || dirfds == NULL) {
+		for (i = 0; i < n; i++)
+			items[i].status = MSG_TEMPFAIL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		docs[i] = items[i].doc;
+		if (items[i].name != NULL)
+			names[i] = items[i].name;
+		else {
+			id = json_string_value(json_object_get(items[i].doc,
+			    "id"));
+			snprintf(idnames[i], sizeof(idnames[i]), "%s.json",
+			    id ? id : "");
+			names[i] = idnames[i];
+		}
+		if (strchr(names[i], '/') != NULL || names[i][0] == '.' ||
+		    !ulid_prefix(names[i]) || items[i].dir >= SPOOL__MAX) {
+			dirfds[i] = -1;
+			continue;
+		}
+		dirfds[i] = spool_statefd(s, items[i].dir);
+		mtimes[i] = items[i].dir == SPOOL_DEFERRED ?
+		    msgdoc_due(items[i].doc) : 0;
+		/* Held: written as tmp/NAME.held, published later. */
+		if (held(s, &items[i])) {
+			if (names[i] != idnames[i])
+				snprintf(idnames[i], sizeof(idnames[i]), "%s",
+				    names[i]);
+			snprintf(idnames[i] + strlen(idnames[i]),
+			    sizeof(idnames[i]) - strlen(idnames[i]), "%s",
+			    HELD_SUFFIX);
+			names[i] = idnames[i];
+			dirfds[i] = spool_statefd(s, SPOOL_TMP);
+		}
+	}
+	spool_commit_files(s, docs, dirfds, names, mtimes, st, n);
+	for (i = 0; i < n; i++) {
+		items[i].status = dirfds[i] == -1 ? MSG_PERMFAIL : st[i];
+		if (items[i].status != MSG_OK)
+			continue;
+		if (held(s, &items[i])) {
+			idnames[i][strlen(idnames[i]) -
+			    strlen(HELD_SUFFIX)] = '\0';
+			if (spool_hold_add(s->hold, items[i].dir,
+			    idnames[i]) == -1) {
+				strcat(idnames[i], HELD_SUFFIX);
+				unlinkat(dirfds[i], idnames[i], 0);
+				items[i].status = MSG_TEMPFAIL;
+				continue;
+			}
+		}
+		ok++;
+		if (items[i].from != SPOOL__MAX &&
+		    items[i].from != items[i].dir) {
+			FAULT("commit: recorded, the old not yet removed");
+			unlinkat(spool_statefd(s, items[i].from), names[i], 0);
+		}
+	}
+out:
+	free(docs);
+	free(names);
+	free(idnames);
+	free(st);
+	free(mtimes);
+	free(dirfds);
+	return ok;
+}
+
+enum msg_status
+spool_enqueue(struct spool *s, const json_t *doc, enum spool_dir dest)
+{
+	struct spool_item	it = { doc, dest, NULL, SPOOL__MAX, MSG_OK };
+	const char		*id;
+
+	id = json_string_value(json_object_get(doc, "id"));
+	if (id == NULL || !ulid_valid(id) ||
+	    (dest != SPOOL_NEW && dest != SPOOL_DEFERRED))
+		return MSG_PERMFAIL;
+	spool_commit(s, &it, 1);
+	return it.status;
+}
+
+enum msg_status
+spool_store(struct spool *s, enum spool_dir dir, const char *name,
+    const json_t *doc, enum spool_dir from)
+{
+	struct spool_item	it = { doc, dir, name, from, MSG_OK };
+
+	spool_commit(s, &it, 1);
+	return it.status;
+}
+
+ssize_t
+spool_batch_add(struct spool_batch *b, json_t *doc, enum spool_dir dest)
+{
+	struct spool_item	*v;
+	size_t			 cap;
+
+	if (doc == NULL)
+		return -1;
+	if (b->n == b->cap) {
+		cap = b->cap ? b->cap * 2 : 16;
+		if ((v = reallocarray(b->items, cap, sizeof(*v))) == NULL) {
+			json_decref(doc);
+			return -1;
+		}
+		b->items = v;
+		b->cap = cap;
+	}
+	b->items[b->n].doc = doc;
+	b->items[b->n].dir = dest;
+	b->items[b->n].name = NULL;
+	b->items[b->n].from = SPOOL__MAX;
+	b->items[b->n].status = MSG_TEMPFAIL;
+	return (ssize_t)b->n++;
+}
+
+size_t
+spool_batch_commit(struct spool *s, struct spool_batch *b)
+{
+	return b->n ? spool_commit(s, b->items, b->n) : 0;
+}
+
+enum msg_status
+spool_batch_status(const struct spool_batch *b, size_t i)
+{
+	return i < b->n ? b->items[i].status : MSG_PERMFAIL;
+}
+
+void
+spool_batch_free(struct spool_batch *b)
+{
+	size_t	i;
+
+	for (i = 0; i < b->n; i++)
+		json_decref((json_t *)b->items[i].doc);
+	free(b->items);
+	b->items = NULL;
+	b->n = b->cap = 0;
+}

@@ -1,0 +1,599 @@
+/*
+ * msgdoc.c: the spool document's fields, written and read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "base/channel.h"
+#include "base/rfc3339.h"
+#include "base/ulid.h"
+#include "base/util.h"
+#include "spool/msgdoc.h"
+#include "spool/receipt.h"
+
+json_t *
+msgdoc_new(const char *id, const char *channel, const char *client,
+    time_t notbefore, json_t *message)
+{
+	char	 created[RFC3339_LEN], next[RFC3339_LEN];
+	time_t	 now = time(NULL);
+	json_t	*doc;
+
+	if (message == NULL)
+		return NULL;
+	rfc3339_format(now, created, sizeof(created));
+	rfc3339_format(notbefore > now ? notbefore : now, next,
+	    sizeof(next));
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o, "
+	    "s:[{s:s, s:s}]}",
+	    "version", MSGDOC_VERSION, "id", id, "channel", channel,
+	    "client", client, "created", created, "attempts", 0,
+	    "nextAttempt", next, "lastError", "providerReply",
+	    "message", message, "events", "status", notbefore > now ?
+	    "scheduled" : "queued", "at", created);
+	/* Scheduled: max-age counts from here, not from created. */
+	if (doc != NULL && notbefore > now)
+		json_object_set_new(doc, "sendAt", json_string(next));
+	return doc;
+}
+
+int
+msgdoc_check(const json_t *doc, const char *where, const char *name,
+    char *err, size_t errlen)
+{
+	const char	*id;
+
+	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
+	    "version")) != MSGDOC_VERSION) {
+		util_seterr(err, errlen, "%s/%s: not a version %d spool file",
+		    where, name, MSGDOC_VERSION);
+		return -1;
+	}
+	/* Providers and the CLI build names from the id: it must be one. */
+	id = msgdoc_id(doc);
+	if (id == NULL || !ulid_valid(id) ||
+	    strncmp(name, id, ULID_LEN) != 0 ||
+	    (name[ULID_LEN] != '\0' && name[ULID_LEN] != '.')) {
+		util_seterr(err, errlen, "%s/%s: its id is not its file name",
+		    where, name);
+		return -1;
+	}
+	return 0;
+}
+
+const char *
+msgdoc_id(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "id"));
+}
+
+const char *
+msgdoc_channel(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "channel"));
+}
+
+const char *
+msgdoc_client(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "client"));
+}
+
+json_t *
+msgdoc_message(const json_t *doc)
+{
+	return json_object_get(doc, "message");
+}
+
+const char *
+msgdoc_recipient(const json_t *doc)
+{
+	const char	*to;
+
+	to = json_string_value(json_object_get(msgdoc_message(doc), "to"));
+	return to ? to : "?";
+}
+
+long long
+msgdoc_attempts(const json_t *doc)
+{
+	return (long long)json_integer_value(json_object_get(doc,
+	    "attempts"));
+}
+
+time_t
+msgdoc_due(const json_t *doc)
+{
+	const char	*next;
+	time_t		 t;
+
+	next = json_string_value(json_object_get(doc, "nextAttempt"));
+	if (next == NULL || rfc3339_parse(next, &t) == -1)
+		return time(NULL);
+	return t;
+}
+
+time_t
+msgdoc_age_from(const json_t *doc)
+{
+	static const char *const keys[] = { "created", "sendAt", "retriedAt" };
+	const char	*v;
+	time_t		 t, from = 0;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if ((v = json_string_value(json_object_get(doc, keys[i]))) &&
+		    rfc3339_parse(v, &t) == 0 && t > from)
+			from = t;
+	return from ? from : time(NULL);
+}
+
+void
+msgdoc_attempt(json_t *doc, enum msg_status status, const char *why,
+    const json_t *reply, time_t now, time_t next, const char *gave_up)
+{
+	char	stamp[RFC3339_LEN];
+
+	json_object_set_new(doc, "attempts", json_integer(
+	    msgdoc_attempts(doc) + 1));
+	/* Sent after all (moved back into new/ by hand): not canceled. */
+	json_object_del(doc, "canceled");
+	rfc3339_format(now, stamp, sizeof(stamp));
+	json_object_set_new(doc, "lastAttempt", json_string(stamp));
+	json_object_set_new(doc, "providerReply", reply ?
+	    json_deep_copy(reply) : json_null());
+	msgdoc_event(doc, status == MSG_OK ? "sent" : status == MSG_TEMPFAIL ?
+	    "retrying" : "failed", now, NULL);
+	switch (status) {
+	case MSG_OK:
+		json_object_set_new(doc, "lastError", json_null());
+		json_object_set_new(doc, "nextAttempt", json_null());
+		json_object_set_new(doc, "sentAt", json_string(stamp));
+		break;
+	case MSG_TEMPFAIL:
+		json_object_set_new(doc, "lastError", json_string(why));
+		rfc3339_format(next, stamp, sizeof(stamp));
+		json_object_set_new(doc, "nextAttempt", json_string(stamp));
+		break;
+	default:
+		json_object_set_new(doc, "lastError", json_string(why));
+		json_object_set_new(doc, "nextAttempt", json_null());
+		if (gave_up != NULL)
+			json_object_set_new(doc, "gaveUp",
+			    json_string(gave_up));
+		break;
+	}
+}
+
+void
+msgdoc_set_test(json_t *doc)
+{
+	json_object_set_new(doc, "test", json_true());
+}
+
+int
+msgdoc_is_test(const json_t *doc)
+{
+	return json_is_true(json_object_get(doc, "test"));
+}
+
+void
+msgdoc_retry(json_t *doc, time_t now)
+{
+	char	stamp[RFC3339_LEN];
+
+	rfc3339_format(now, stamp, sizeof(stamp));
+	json_object_set_new(doc, "nextAttempt", json_string(stamp));
+	json_object_set_new(doc, "retriedAt", json_string(stamp));
+	json_object_del(doc, "canceled");
+	msgdoc_event(doc, "queued", now, "retry");
+}
+
+void
+msgdoc_cancel(json_t *doc, time_t now)
+{
+	char	stamp[RFC3339_LEN];
+
+	rfc3339_format(now, stamp, sizeof(stamp));
+	json_object_set_new(doc, "canceled", json_string(stamp));
+	json_object_set_new(doc, "nextAttempt", json_null());
+	msgdoc_event(doc, "canceled", now, "client");
+}
+
+void
+msgdoc_event(json_t *doc, const char *status, time_t at, const char *source)
+{
+	char	 stamp[RFC3339_LEN];
+	json_t	*events, *ev;
+
+	rfc3339_format(at, stamp, sizeof(stamp));
+	if (!json_is_array(events = json_object_get(doc, "events"))) {
+		json_object_set_new(doc, "events", json_array());
+		events = json_object_get(doc, "events");
+	}
+	ev = json_pack("{s:s, s:s}", "status", status, "at", stamp);
+	if (ev != NULL && source != NULL)
+		json_object_set_new(ev, "source", json_string(source));
+	json_array_append_new(events, ev);
+}
+
+/* A final status: nothing more will happen to the message. */
+static int
+final(const char *status)
+{
+	static const char *const finals[] = { "delivered", "read",
+	    "undelivered", "failed", "canceled" };
+	size_t	i;
+
+	for (i = 0; i < sizeof(finals) / sizeof(finals[0]); i++)
+		if (strcmp(status, finals[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+msgdoc_status(const json_t *doc, const char *state)
+{
+	const char	*receipt;
+
+	if (strcmp(state, "deferred") == 0)
+		return msgdoc_attempts(doc) > 0 ? "retrying" : "scheduled";
+	if (strcmp(state, "new") == 0 || strcmp(state, "tmp") == 0)
+		return "queued";
+	if (strcmp(state, "cur") == 0)
+		return "sending";
+	if (strcmp(state, "sent") == 0) {
+		/* Where receipts took it: delivered, read, undelivered. */
+		receipt = json_string_value(json_object_get(doc,
+		    "receiptStatus"));
+		return receipt != NULL ? receipt : "sent";
+	}
+	return json_object_get(doc, "canceled") != NULL ? "canceled" :
+	    "failed";
+}
+
+const char *
+msgdoc_provider(const json_t *doc)
+{
+	return json_string_value(json_object_get(json_object_get(doc,
+	    "providerReply"), "provider"));
+}
+
+const char *
+msgdoc_provider_id(const json_t *doc)
+{
+	static const char *const keys[] = { "sid", "wamid", "messageId",
+	    "id" };
+	json_t	*reply, *v;
+	size_t	 i;
+
+	reply = json_object_get(doc, "providerReply");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_string(v = json_object_get(reply, keys[i])))
+			return json_string_value(v);
+	/* The http provider keeps the webhook's answer as it came. */
+	reply = json_object_get(reply, "body");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_string(v = json_object_get(reply, keys[i])))
+			return json_string_value(v);
+	return NULL;
+}
+
+const char *
+msgdoc_provider_part(const json_t *doc, size_t i)
+{
+	json_t	*parts;
+
+	parts = json_object_get(json_object_get(doc, "providerReply"),
+	    "partIds");
+	if (!json_is_array(parts))
+		return i == 0 ? msgdoc_provider_id(doc) : NULL;
+	return json_string_value(json_array_get(parts, i));
+}
+
+const char *
+msgdoc_part_receipt(json_t *doc, const char *pmid, const char *status,
+    int *changed)
+{
+	json_t		*parts, *st, *v;
+	const char	*p;
+	size_t		 i, n, delivered = 0;
+	int		 ours = 0;
+
+	*changed = 0;
+	parts = json_object_get(json_object_get(doc, "providerReply"),
+	    "partIds");
+	if (pmid == NULL || !json_is_array(parts) ||
+	    (n = json_array_size(parts)) < 2)
+		return status;
+	json_array_foreach(parts, i, v)
+		if ((p = json_string_value(v)) != NULL && strcmp(p, pmid) == 0)
+			ours = 1;
+	if (!ours)
+		return status;
+	if (!json_is_object(st = json_object_get(doc, "partStatus"))) {
+		json_object_set_new(doc, "partStatus", json_object());
+		st = json_object_get(doc, "partStatus");
+	}
+	p = json_string_value(json_object_get(st, pmid));
+	if (p == NULL || strcmp(p, status) != 0) {
+		json_object_set_new(st, pmid, json_string(status));
+		*changed = 1;
+	}
+	if (strcmp(status, "undelivered") == 0)
+		return status;
+	json_array_foreach(parts, i, v)
+		if ((p = json_string_value(json_object_get(st,
+		    json_string_value(v)))) != NULL &&
+		    strcmp(p, "delivered") == 0)
+			delivered++;
+	return strcmp(status, "delivered") == 0 && delivered == n ? status :
+	    NULL;
+}
+
+/*
+ * Whose messages a receipt speaks of: its source, a provider that sent
+ * them, their channels (SCOPE_*).  A bounce is an MTA's word on email,
+ * smtp's or one the file provider wrote for an MTA.
+ */
+static const struct {
+	const char	*source;
+	const char	*provider;
+	unsigned	 channels;
+} speaks[] = {
+	{ "twilio", "twilio", SCOPE_SMS | SCOPE_VOICE },
+	{ "whatsapp", "whatsapp", SCOPE_OTT },
+	{ "http", "http", SCOPE_SMS | SCOPE_VOICE | SCOPE_OTT },
+	{ "smpp", "smpp", SCOPE_SMS },
+	{ "email", "smtp", SCOPE_EMAIL },
+	{ "email", "file", SCOPE_EMAIL },
+	{ "test", "test", SCOPE_ALL },
+};
+
+int
+msgdoc_receipt_applies(const json_t *doc, const char *state,
+    const char *source, const char *status, char *why, size_t whylen)
+{
+	const char	*chan = msgdoc_channel(doc), *prov;
+	unsigned	 bit;
+	size_t		 i;
+	int		 c, sent = strcmp(state, "sent") == 0, theirs = 0;
+	int		 served = 0;
+
+	prov = msgdoc_provider(doc);
+	c = chan != NULL ? channel_parse(chan) : -1;
+	bit = c != -1 ? channel_info((enum channel)c)->scope : 0;
+	for (i = 0; i < sizeof(speaks) / sizeof(speaks[0]) && !served; i++) {
+		/* Sent: by the provider of the attempt that sent it. */
+		if (source == NULL || strcmp(speaks[i].source, source) != 0 ||
+		    (sent && (prov == NULL ||
+		    strcmp(prov, speaks[i].provider) != 0)))
+			continue;
+		theirs = 1;
+		served = (speaks[i].channels & bit) != 0;
+	}
+	if (sent && !theirs)
+		util_seterr(why, whylen, "the message was sent by %s, not %s",
+		    prov ? prov : "no provider it records", source ? source :
+		    "an unnamed source");
+	else if (!served)
+		util_seterr(why, whylen, "%s receipts are not for %s messages",
+		    source ? source : "unnamed", c != -1 ? chan : "such");
+	else if (status != NULL && strcmp(status, "read") == 0 &&
+	    bit != SCOPE_OTT)
+		util_seterr(why, whylen, "read is for ott messages, not %s",
+		    chan);
+	else
+		return 1;
+	return 0;
+}
+
+json_t *
+msgdoc_receipt_new(const char *rid, const char *provider, const char *msgid,
+    const char *pmid, const char *status, const char *theirs, time_t at,
+    json_t *error)
+{
+	char	when[RFC3339_LEN], now[RFC3339_LEN];
+
+	rfc3339_format(at, when, sizeof(when));
+	rfc3339_format(time(NULL), now, sizeof(now));
+	return json_pack("{s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s, "
+	    "s:o}", "version", MSGDOC_VERSION, "id", rid, "provider", provider,
+	    "message", msgid, "providerMessageId", pmid, "status", status,
+	    "providerStatus", theirs, "at", when, "received", now, "error",
+	    error ? error : json_null());
+}
+
+/*
+ * A provider's error as the status object gives it: {"code": a string,
+ * an integer or null, "message": a string}, whatever the provider sent.
+ */
+static json_t *
+error_object(const json_t *e, const char *status)
+{
+	json_t	*code = json_object_get(e, "code");
+	json_t	*msg = json_object_get(e, "message");
+
+	if (!json_is_string(msg))
+		msg = json_object_get(e, "title");
+	return json_pack("{s:o, s:s}", "code", json_is_string(code) ||
+	    json_is_integer(code) ? json_incref(code) : json_null(),
+	    "message", json_is_string(msg) ? json_string_value(msg) : status);
+}
+
+int
+msgdoc_receipt(json_t *doc, const char *state, const char *status,
+    time_t at, const json_t *error)
+{
+	const char	*current;
+	json_t		*ev;
+	size_t		 i;
+
+	/* Providers say things twice: once is enough. */
+	json_array_foreach(json_object_get(doc, "events"), i, ev) {
+		const char *s = json_string_value(json_object_get(ev,
+		    "status"));
+		const char *src = json_string_value(json_object_get(ev,
+		    "source"));
+
+		if (s != NULL && src != NULL && strcmp(s, status) == 0 &&
+		    strcmp(src, "receipt") == 0)
+			return 0;
+	}
+	current = msgdoc_status(doc, state);
+	if (receipt_moves(current, status)) {
+		json_object_set_new(doc, "receiptStatus", json_string(status));
+		if (error != NULL && !json_is_null(error))
+			json_object_set_new(doc, "receiptError",
+			    error_object(error, status));
+	}
+	/* Kept as an event even when it moves nothing. */
+	msgdoc_event(doc, status, at, "receipt");
+	return 1;
+}
+
+/* A string field as a JSON value, null when absent. */
+static json_t *
+opt(const json_t *doc, const char *key)
+{
+	json_t	*v = json_object_get(doc, key);
+
+	return json_is_string(v) ? json_incref(v) : json_null();
+}
+
+/*
+ * The code a provider's error reply gave, as it gave it (a string or an
+ * integer), or null: Twilio's and an SMTP server's {"code"}, the Graph
+ * API's {"error":{"code"}}, an SMSC's command_status (0 is none).
+ */
+static json_t *
+reply_code(const json_t *reply)
+{
+	json_t	*code = json_object_get(reply, "code");
+
+	if (!json_is_string(code) && !json_is_integer(code))
+		code = json_object_get(json_object_get(reply, "error"),
+		    "code");
+	if (!json_is_string(code) && !json_is_integer(code) &&
+	    json_integer_value(json_object_get(reply, "commandStatus")) != 0)
+		code = json_object_get(reply, "commandStatus");
+	return json_is_string(code) || json_is_integer(code) ?
+	    json_incref(code) : json_null();
+}
+
+json_t *
+msgdoc_status_object(const json_t *doc, const char *state, int events)
+{
+	const char	*status, *last_at = NULL, *final_at = NULL, *err, *s;
+	json_t		*o, *ev, *reply, *e;
+	size_t		 i;
+
+	status = msgdoc_status(doc, state);
+	ev = json_object_get(doc, "events");
+	json_array_foreach(ev, i, e) {
+		if (!json_is_string(json_object_get(e, "at")))
+			continue;
+		last_at = json_string_value(json_object_get(e, "at"));
+		/* When it reached its status, not a late event's time. */
+		if ((s = json_string_value(json_object_get(e, "status"))) !=
+		    NULL && strcmp(s, status) == 0)
+			final_at = last_at;
+	}
+	reply = json_object_get(doc, "providerReply");
+	o = json_pack("{s:O, s:O, s:s, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
+	    "id", json_object_get(doc, "id"),
+	    "channel", json_object_get(doc, "channel"),
+	    "recipient", msgdoc_recipient(doc),
+	    "status", status,
+	    "createdAt", opt(doc, "created"),
+	    "updatedAt", last_at ? json_string(last_at) : opt(doc, "created"),
+	    "sendAt", opt(doc, "sendAt"),
+	    "attempts", (json_int_t)msgdoc_attempts(doc),
+	    "nextAttemptAt", strcmp(status, "scheduled") == 0 ||
+	    strcmp(status, "retrying") == 0 ? opt(doc, "nextAttempt") :
+	    json_null(),
+	    "sentAt", opt(doc, "sentAt"));
+	if (o == NULL)
+		return NULL;
+	if (final_at == NULL)
+		final_at = last_at;
+	json_object_set_new(o, "completedAt", final(status) && final_at ?
+	    json_string(final_at) : json_null());
+	json_object_set_new(o, "provider", json_is_string(json_object_get(
+	    reply, "provider")) ? json_incref(json_object_get(reply,
+	    "provider")) : json_null());
+	json_object_set_new(o, "providerMessageId", msgdoc_provider_id(doc) ?
+	    json_string(msgdoc_provider_id(doc)) : json_null());
+	err = json_string_value(json_object_get(doc, "lastError"));
+	if (json_is_object(json_object_get(doc, "receiptError")))
+		json_object_set(o, "error", json_object_get(doc,
+		    "receiptError"));
+	else if (err != NULL && (strcmp(status, "retrying") == 0 ||
+	    strcmp(status, "failed") == 0))
+		json_object_set_new(o, "error", json_pack("{s:o, s:s}",
+		    "code", reply_code(reply), "message", err));
+	else
+		json_object_set_new(o, "error", json_null());
+	if (events)
+		json_object_set_new(o, "events", json_is_array(ev) ?
+		    json_deep_copy(ev) : json_array());
+	return o;
+}
+
+json_t *
+msgdoc_upload_new(const char *id, const char *client, const char *name,
+    const char *type, size_t size, time_t created, const char *content)
+{
+	char	stamp[RFC3339_LEN];
+
+	rfc3339_format(created, stamp, sizeof(stamp));
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:s}",
+	    "version", MSGDOC_VERSION, "attachmentId", id, "client", client,
+	    "attachmentName", name, "contentType", type, "size",
+	    (json_int_t)size, "created", stamp, "content", content);
+}
+
+int
+msgdoc_upload_check(const json_t *doc, const char *id, time_t notbefore)
+{
+	const char	*aid, *created;
+	time_t		 t;
+
+	aid = json_string_value(json_object_get(doc, "attachmentId"));
+	created = json_string_value(json_object_get(doc, "created"));
+	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
+	    "version")) != MSGDOC_VERSION || aid == NULL ||
+	    strcmp(aid, id) != 0 || created == NULL ||
+	    rfc3339_parse(created, &t) == -1 || t < notbefore)
+		return -1;
+	return 0;
+}
+
+/* Larger is not a document of ours (an email's is at most its body). */
+#define MSGDOC_READ_MAX	((size_t)256 * 1024 * 1024)
+
+json_t *
+msgdoc_loadfd(int fd, size_t flags, json_error_t *je)
+{
+	json_t	*doc;
+	char	*buf;
+	size_t	 len;
+
+	if (util_read_all(fd, MSGDOC_READ_MAX, &buf, &len) == -1) {
+		if (je != NULL) {
+			memset(je, 0, sizeof(*je));
+			je->line = -1;
+			snprintf(je->text, sizeof(je->text),
+			    "cannot be read: %s", strerror(errno));
+		}
+		return NULL;
+	}
+	doc = json_loadb(buf, len, flags, je);
+	free(buf);
+	return doc;
+}

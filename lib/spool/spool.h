@@ -1,0 +1,360 @@
+/*
+ * spool.h: the maildir-style spool (msgspool-spool(5)).  Only its
+ * modules (spool.c, claim.c, commit.c, area.c: spool_impl.h) know its
+ * paths; the CGI programs, the daemon and the CLI go through these
+ * functions.
+ *
+ * One message is one file, "ID.json", where ID is a ULID: 26 characters
+ * of Crockford base32, the first 10 the creation time in milliseconds,
+ * the rest random, so ids are unique, URL-safe and sort by time.
+ */
+#ifndef SPOOL_H
+#define SPOOL_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "base/msgspool.h"
+#include "base/rfc3339.h"
+#include "base/ulid.h"
+#include "spool/msgdoc.h"
+
+enum spool_dir {
+	SPOOL_TMP,
+	SPOOL_NEW,
+	SPOOL_DEFERRED,
+	SPOOL_CUR,
+	SPOOL_SENT,
+	SPOOL_FAILED,
+	SPOOL__MAX
+};
+
+#define SPOOL_ID_LEN	ULID_LEN
+/*
+ * Spool files: the writer's, readable by its group (the web server's),
+ * so that the CGI programs can tell a client what became of a message
+ * the daemon wrote (msgspool-spool(5), Permissions).
+ */
+#define SPOOL_FILE_MODE	0640
+#define SPOOL_NAME_MAX	64
+
+struct spool;
+
+/*
+ * Open a spool rooted at root.  With create, missing subdirectories are
+ * made (mode 0700 for the root's children unless they exist); without,
+ * a missing one is an error.  Returns NULL with a reason in err.
+ */
+struct spool	*spool_open(const char *root, int create, char *err,
+		    size_t errlen);
+void		 spool_free(struct spool *);
+
+const char	*spool_root(const struct spool *);
+
+/* "tmp", "new", ... */
+const char	*spool_dirname(enum spool_dir);
+
+/* Parse a state name back; -1 when unknown. */
+int		 spool_dir_parse(const char *name);
+
+/*
+ * Durably enqueue a document into dest (SPOOL_NEW or SPOOL_DEFERRED):
+ * write tmp/ID.json (O_EXCL, 0600), fsync, close, rename into dest,
+ * fsync dest.  On any failure the temporary file is removed.  Returns
+ * MSG_OK, MSG_TEMPFAIL (no space, read-only, quota, I/O: answer 503) or
+ * MSG_PERMFAIL (anything else: answer 500).
+ */
+enum msg_status	 spool_enqueue(struct spool *, const json_t *doc,
+		    enum spool_dir dest);
+
+/*
+ * Replace or create dir/name with new contents the same durable way,
+ * then, when from is not SPOOL__MAX, unlink from/name: how the daemon
+ * records an outcome (cur/ -> sent/ with the reply inside).
+ */
+enum msg_status	 spool_store(struct spool *, enum spool_dir dir,
+		    const char *name, const json_t *doc, enum spool_dir from);
+
+/*
+ * One file of spool_commit: doc into dir under name ("ID.json" when name
+ * is NULL), then from/name removed unless from is SPOOL__MAX.
+ */
+struct spool_item {
+	const json_t	*doc;
+	enum spool_dir	 dir;
+	const char	*name;
+	enum spool_dir	 from;
+	enum msg_status	 status;	/* out */
+};
+
+/*
+ * What an errno of a spool write means: MSG_TEMPFAIL (no space, a
+ * read-only mount, I/O, no descriptor or memory: 503) or MSG_PERMFAIL.
+ */
+enum msg_status	 spool_errno_status(int e);
+
+/*
+ * Durably write many files at once, as spool_enqueue and spool_store do
+ * one: each is written in tmp/ and its data synced before it is renamed
+ * into place, but each directory is synced once for all of them, so a
+ * batch of a thousand costs little more than one.  Sets each item's
+ * status; returns how many succeeded.  Sources (from) are removed last
+ * and not synced: spool_recover drops a claim left beside its outcome.
+ */
+size_t		 spool_commit(struct spool *, struct spool_item *, size_t n);
+
+/*
+ * Documents gathered by a batch request and enqueued together with one
+ * spool_commit: add them (the batch takes the reference), commit, then
+ * read each one's status.
+ */
+struct spool_batch {
+	struct spool_item	*items;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* Add doc (stolen) for dest; its index, or -1 out of memory. */
+ssize_t		 spool_batch_add(struct spool_batch *, json_t *doc,
+		    enum spool_dir dest);
+
+/* Enqueue everything added; returns how many succeeded. */
+size_t		 spool_batch_commit(struct spool *, struct spool_batch *);
+
+/* The status of item i after the commit. */
+enum msg_status	 spool_batch_status(const struct spool_batch *, size_t i);
+
+void		 spool_batch_free(struct spool_batch *);
+
+/*
+ * Holding a request's messages (msgspool-spool(5), Idempotency): while a
+ * hold is set, spool_commit and spool_enqueue write each new message
+ * durably into tmp/ as NAME.held (data and tmp/ synced) and report it
+ * queued, but do not publish it: spool_hold_publish renames every held
+ * file into its state and syncs those directories, after the caller has
+ * durably recorded what it holds.  A held file never published is
+ * removed with tmp/'s other leftovers.
+ */
+struct spool_held {
+	enum spool_dir	 dir;			/* SPOOL_NEW or SPOOL_DEFERRED */
+	char		 name[SPOOL_NAME_MAX];	/* "ID.json" */
+};
+
+struct spool_hold {
+	struct spool_held	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* Start (hold non-NULL) or stop (NULL) holding the enqueues of s. */
+void		 spool_hold(struct spool *, struct spool_hold *hold);
+
+/* Add an entry (when rebuilding a hold from a record).  0, or -1. */
+int		 spool_hold_add(struct spool_hold *, enum spool_dir dir,
+		    const char *name);
+
+/*
+ * Publish: rename each held file into its state (one already renamed,
+ * so gone from tmp/, is skipped) and sync each state once.  Idempotent.
+ * 0, or -1 with errno set (the files not yet renamed stay held).
+ */
+int		 spool_hold_publish(struct spool *, const struct spool_hold *);
+
+/* Remove the held files that were not published. */
+void		 spool_hold_discard(struct spool *, const struct spool_hold *);
+
+void		 spool_hold_free(struct spool_hold *);
+
+/* rename from/name to to/name.  0, or -1 with errno set. */
+int		 spool_move(struct spool *, enum spool_dir from,
+		    enum spool_dir to, const char *name);
+
+/* Remove dir/name.  0, or -1 with errno set. */
+int		 spool_remove(struct spool *, enum spool_dir dir,
+		    const char *name);
+
+/*
+ * Read and parse dir/name, checking "version".  Returns a new reference
+ * or NULL with a reason in err (errno ENOENT when the file is gone).
+ */
+json_t		*spool_load(struct spool *, enum spool_dir dir,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * The file names (not paths) of dir, sorted (so by creation time);
+ * only names that start with an id.  *names is a malloc'd array of
+ * malloc'd strings; free with spool_names_free.  Returns the count, or
+ * -1 with errno set.
+ */
+ssize_t		 spool_list(struct spool *, enum spool_dir dir,
+		    char ***names);
+void		 spool_names_free(char **names, size_t n);
+
+/*
+ * Find the message with an id in any state but tmp/.  Returns 0 and
+ * sets *dir and name (SPOOL_NAME_MAX bytes), or -1 when not found.
+ */
+int		 spool_find(struct spool *, const char *id,
+		    enum spool_dir *dir, char *name);
+
+/* The full path of dir/name into buf; -1 when it does not fit. */
+int		 spool_path(const struct spool *, enum spool_dir dir,
+		    const char *name, char *buf, size_t len);
+
+/*
+ * Uploads of the deprecated attachments route live in
+ * SPOOL/uploads/CLIENT/ID.json, made on first use, readable only
+ * through the client that made them.
+ */
+#define SPOOL_UPLOAD_TTL	(7 * 24 * 3600)
+
+/* Store an upload document (it has "attachmentId") durably. */
+enum msg_status	 spool_upload_store(struct spool *, const char *client,
+		    const json_t *doc);
+
+/*
+ * Load an upload of client; NULL when there is none, it is another
+ * client's, or it is older than SPOOL_UPLOAD_TTL ("created" inside).
+ */
+json_t		*spool_upload_load(struct spool *, const char *client,
+		    const char *id);
+
+/*
+ * Claim new/name for sending: open it, take an exclusive flock (kept as
+ * long as the returned fd is open: the claim is alive while its holder
+ * is), rename it into cur/ and parse it.  The rename never replaces a
+ * cur/name another holds (a daemon recording that message's outcome
+ * still holds its claim there): that is EBUSY, as is new/name locked.
+ * Returns the fd (close it after the outcome is recorded), or -1 when
+ * the file is gone (ENOENT, EAGAIN) or claimed by another (EBUSY).
+ * *doc is NULL when the file is not a valid spool file (the reason in
+ * err): the caller moves it to failed/.
+ */
+int		 spool_claim(struct spool *, const char *name, json_t **doc,
+		    char *err, size_t errlen);
+
+/*
+ * spool_claim from another state: new/ or deferred/ (how a client's
+ * cancel takes a message away from the daemons: whoever holds the lock
+ * and renamed it into cur/ has it).
+ */
+int		 spool_take(struct spool *, enum spool_dir from,
+		    const char *name, json_t **doc, char *err, size_t errlen);
+
+/*
+ * A claim names its owner in SPOOL/claims/NAME ({"host", "pid",
+ * "since"}): the host (netfs_hostname) and pid that hold it.  0 with
+ * them filled, or -1 when none is recorded.
+ */
+int		 spool_claim_owner(struct spool *, const char *name,
+		    char *host, size_t hostlen, long *pid);
+
+/*
+ * Prove a claim is still held (msgspool-spool(5), Several hosts, one
+ * spool): write the locked file's first byte back in place and fsync.
+ * -1 with errno set (EIO on NFS once the server gave the lock away):
+ * the claim is lost.  May block as long as the filesystem does.
+ */
+int		 spool_claim_renew(int fd);
+
+/* End a claim: its owner record removed (when ours), fd closed. */
+void		 spool_release(struct spool *, const char *name, int fd);
+
+/*
+ * Return to new/ every claim in cur/ whose lock is free: its daemon
+ * died.  Returns how many.
+ */
+size_t		 spool_recover(struct spool *);
+
+/*
+ * Move the files of deferred/ that are due (mtime <= now) to new/.  Sets
+ * *next to the earliest mtime still in the future (0: none).  Streams
+ * the directory: memory does not grow with its size.  Returns how many
+ * were moved.
+ */
+size_t		 spool_promote(struct spool *, time_t now, time_t *next);
+
+/* Remove uploads (SPOOL/uploads/CLIENT/) made before a time. */
+size_t		 spool_upload_prune(struct spool *, time_t before);
+
+/* Remove the regular files of a state modified before a time. */
+size_t		 spool_prune(struct spool *, enum spool_dir, time_t before);
+
+/*
+ * Remove the files of tmp/ this host's writers left when they died: a
+ * temporary name ends in .HOST.PID (netfs_hostname, the writer's pid),
+ * and that pid runs no more.  Other hosts' are left to spool_prune.
+ * Returns how many.
+ */
+size_t		 spool_tmp_sweep(struct spool *);
+
+/*
+ * Call fn(arg, name) for each message file of a state, in directory
+ * order, until it returns non-zero (which is returned).  -1 on error.
+ */
+int		 spool_scan(struct spool *, enum spool_dir,
+		    int (*fn)(void *, const char *), void *arg);
+
+/*
+ * An area of the spool beside its states (blobs/, receipts/, index/):
+ * its directory fd (the caller closes it), made when create is set and
+ * it is missing, with the mode and group of new/.  -1 with errno set.
+ */
+int		 spool_area(struct spool *, const char *area, int create);
+
+/*
+ * Durably store documents (each with an "id") as area/ID.json: written
+ * in tmp/, synced, renamed, the area synced once.  All or nothing.
+ */
+enum msg_status	 spool_area_store(struct spool *, const char *area,
+		    const json_t **docs, size_t n);
+
+/* Load area/name (a document of ours, its id its name), or NULL. */
+json_t		*spool_area_load(struct spool *, const char *area,
+		    const char *name, char *err, size_t errlen);
+
+int		 spool_area_remove(struct spool *, const char *area,
+		    const char *name);
+
+/* Remove the regular files of an area modified before a time. */
+size_t		 spool_area_prune(struct spool *, const char *area,
+		    time_t before);
+
+/*
+ * Call fn for each file of an area in the order of their names (ids:
+ * the order they came in); none there yet: nothing to call.
+ */
+int		 spool_area_scan(struct spool *, const char *area,
+		    int (*fn)(void *, const char *), void *arg);
+
+/*
+ * A small index of the spool (index/KEY -> a message id), for what
+ * providers call a message (their own id).  KEY is a plain name.  Put
+ * is not synced: a lost entry costs a receipt, never a message.  0 or
+ * -1; get fills id (SPOOL_ID_LEN + 1 bytes).
+ */
+int		 spool_index_put(struct spool *, const char *key,
+		    const char *id);
+int		 spool_index_get(struct spool *, const char *key, char *id);
+
+/*
+ * The state a daemon shows of something it runs (status/NAME.json: an
+ * SMPP session), for the CLI to print.  Replaced whole (tmp file and
+ * rename), not synced: it is news, not a record.  NAME is a plain name.
+ * put: 0 or -1.  get: a new reference, or NULL (none, unreadable).
+ */
+int		 spool_status_put(struct spool *, const char *name,
+		    const json_t *doc);
+json_t		*spool_status_get(struct spool *, const char *name);
+
+/*
+ * Whether the daemon can work in the spool: every state directory
+ * writable.  0, or -1 with the reason in err.
+ */
+int		 spool_writable(struct spool *, char *err, size_t errlen);
+
+/* The directory fd of a state, for inotify and the like (borrowed). */
+int		 spool_dirfd(struct spool *, enum spool_dir);
+
+#endif

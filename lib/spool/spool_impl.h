@@ -1,0 +1,75 @@
+/*
+ * spool_impl.h: what spool.c, commit.c, area.c and claim.c share, and
+ * nothing else sees: the spool's structure and its internal helpers.
+ */
+#ifndef SPOOL_IMPL_H
+#define SPOOL_IMPL_H
+
+#include <dirent.h>
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "base/msgspool.h"
+#include "spool/spool.h"
+
+struct spool {
+	char	*root;
+	int	 rootfd;
+	int	 fds[SPOOL__MAX];	/* opened on first use: spool_statefd */
+	struct spool_hold *hold;	/* spool_hold: enqueues held in tmp/ */
+};
+
+/* "tmp", "new", ...: the states' directory names. */
+extern const char *const spool_dirnames[SPOOL__MAX];
+
+/*
+ * The fd of a state's directory, opened on first use: a CGI program
+ * touches two or three of them, and each open is a cost per request.
+ * -1 when it cannot be opened.
+ */
+int		 spool_statefd(struct spool *, int d);
+
+/* strcmp over an array of strings, for qsort. */
+int		 spool_namecmp(const void *a, const void *b);
+
+/*
+ * Open dir/name, a spool file: never through a symbolic link, never
+ * blocking on a FIFO or device, only a regular file (errno EINVAL or
+ * ELOOP otherwise, the reason in err).
+ */
+int		 spool_doc_open(struct spool *, enum spool_dir d,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * Parse the document open on fd (closed here) that is dir/name.  A new
+ * reference, or NULL with the reason in err and errno EINVAL.
+ */
+json_t		*spool_doc_read(struct spool *, int fd, enum spool_dir d,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * Move dir/name, which is not a spool file, aside into failed/ without
+ * reading it (why is logged); left where it is when failed/ has that
+ * name already.
+ */
+void		 spool_set_aside(struct spool *, enum spool_dir d,
+		    const char *name, const char *why);
+
+/*
+ * A stream over a state's directory, from its start; NULL with errno
+ * set.  Close with closedir (the spool's fd stays open).
+ */
+DIR		*spool_open_state(struct spool *, int d);
+
+/*
+ * Write docs durably: dirfds[i] is where item i goes, names[i] its name,
+ * mtimes[i] its modification time (0: now).  Directories are synced
+ * once each, after every rename; an item whose directory cannot be
+ * synced is removed again and fails.  Sets st[i].
+ */
+void		 spool_commit_files(struct spool *, const json_t **docs,
+		    int *dirfds, const char **names, time_t *mtimes,
+		    enum msg_status *st, size_t n);
+
+#endif

@@ -1,0 +1,441 @@
+/*
+ * msgspool: the operator's CLI over the spool and the keys file
+ * (msgspool(8)).  A table of verbs, like mailq and smtpctl.
+ *
+ *	msgspool [-c FILE] list | show ID | retry ID...|--failed |
+ *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT |
+ *	    events [resend ID...|--all] | webhook-secret CLIENT
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "content/keys.h"
+#include "spool/blob.h"
+#include "spool/event.h"
+#include "spool/spool.h"
+
+struct verb {
+	const char	*name;
+	int		 min, max;	/* argument counts; -1: any */
+	int		 needs_spool;
+	const char	*usage;
+	int		 (*run)(struct cli *, int, char **);
+};
+
+const char *
+cli_str(const json_t *o, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "-";
+}
+
+/* The recipient of a message: "to" for every channel. */
+static const char *
+recipient(const json_t *doc)
+{
+	return cli_str(json_object_get(doc, "message"), "to");
+}
+
+static size_t	sessions(struct cli *);
+
+static int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	static const enum spool_dir states[] = { SPOOL_NEW, SPOOL_CUR,
+	    SPOOL_DEFERRED, SPOOL_FAILED, SPOOL_SENT };
+	char		**names, err[512];
+	json_t		*doc;
+	ssize_t		 n, i;
+	size_t		 s, total = 0;
+	int		 want = -1;
+
+	if (argc == 1 && ((want = spool_dir_parse(argv[0])) == -1 ||
+	    want == SPOOL_TMP)) {
+		fprintf(stderr, "msgspool: list: unknown state '%s'\n",
+		    argv[0]);
+		return 1;
+	}
+	printf("%-26s %-8s %-11s %-7s %-20s %3s %-20s %s\n", "ID", "STATE",
+	    "STATUS", "CHANNEL", "RECIPIENT", "TRY", "NEXT-TRY",
+	    "LAST-ERROR");
+	for (s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		if (want != -1 && (int)states[s] != want)
+			continue;
+		if ((n = spool_list(c->spool, states[s], &names)) == -1) {
+			fprintf(stderr, "msgspool: %s/: %s\n",
+			    spool_dirname(states[s]), strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			doc = spool_load(c->spool, states[s], names[i], err,
+			    sizeof(err));
+			if (doc == NULL) {
+				if (errno != ENOENT)
+					printf("%-26.26s %-8s (unreadable: "
+					    "%s)\n", names[i],
+					    spool_dirname(states[s]), err);
+				continue;
+			}
+			printf("%-26s %-8s %-11s %-7s %-20s %3lld %-20s %s\n",
+			    cli_str(doc, "id"), spool_dirname(states[s]),
+			    msgdoc_status(doc, spool_dirname(states[s])),
+			    cli_str(doc, "channel"), recipient(doc),
+			    (long long)json_integer_value(json_object_get(doc,
+			    "attempts")), cli_str(doc, "nextAttempt"),
+			    cli_str(doc, "lastError"));
+			json_decref(doc);
+			total++;
+		}
+		spool_names_free(names, (size_t)n);
+	}
+	printf("%zu message%s\n", total, total == 1 ? "" : "s");
+	if (want == -1)
+		sessions(c);
+	return 0;
+}
+
+/*
+ * The sessions msgspoold runs (the smpp provider's; msgspool(8),
+ * status): each [section] with provider smpp and the state its daemon
+ * last wrote.  The number of sessions.
+ */
+static size_t
+sessions(struct cli *c)
+{
+	const char	*sec, *p, *state;
+	json_t		*st;
+	char		 name[128];
+	pid_t		 pid;
+	size_t		 i, n = 0;
+
+	for (i = 0; (sec = config_section(c->cfg, i)) != NULL; i++) {
+		if ((p = config_get(c->cfg, sec, "provider")) == NULL ||
+		    strcmp(p, "smpp") != 0)
+			continue;
+		n++;
+		snprintf(name, sizeof(name), "smpp-%s", sec);
+		if ((st = spool_status_get(c->spool, name)) == NULL) {
+			printf("smpp [%s] %s: no session yet (msgspoold binds "
+			    "with the first message)\n", sec,
+			    config_get(c->cfg, sec, "host"));
+			continue;
+		}
+		state = cli_str(st, "state");
+		pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
+		/* A daemon that died wrote no "stopped". */
+		if (strcmp(state, "stopped") != 0 && pid > 0 &&
+		    kill(pid, 0) == -1 && errno == ESRCH)
+			state = "stopped (msgspoold is not running)";
+		printf("smpp [%s] %s:%s as %s: %s since %s, window %lld/%lld "
+		    "in use, %lld queued%s%s\n", sec, cli_str(st, "host"),
+		    cli_str(st, "port"), cli_str(st, "systemId"), state,
+		    cli_str(st, "since"),
+		    (long long)json_integer_value(json_object_get(st,
+		    "inUse")), (long long)json_integer_value(json_object_get(st,
+		    "window")), (long long)json_integer_value(json_object_get(st,
+		    "queued")), json_is_string(json_object_get(st,
+		    "lastError")) ? "; last error: " : "",
+		    json_is_string(json_object_get(st, "lastError")) ?
+		    cli_str(st, "lastError") : "");
+		json_decref(st);
+	}
+	return n;
+}
+
+static int
+cmd_status(struct cli *c, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	if (sessions(c) == 0)
+		printf("no sessions: no section has provider smpp\n");
+	return 0;
+}
+
+/* Find id; prints the reason and returns -1 when it is not there. */
+static int
+find(struct cli *c, const char *verb, const char *id, enum spool_dir *dir,
+    char *name)
+{
+	if (spool_find(c->spool, id, dir, name) == 0)
+		return 0;
+	fprintf(stderr, "msgspool: %s: no message '%s'\n", verb, id);
+	return -1;
+}
+
+static int
+cmd_show(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	 dir;
+	enum msg_status	 st;
+	char		 name[SPOOL_NAME_MAX], err[512], *text;
+	json_t		*doc, *msg;
+
+	(void)argc;
+	if (find(c, "show", argv[0], &dir, name) == -1)
+		return 1;
+	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
+	    NULL) {
+		fprintf(stderr, "msgspool: show: %s\n", err);
+		return 1;
+	}
+	/* Whole: attachments stored once are read back (blob.h); when
+	 * one cannot be, the document as it is, and why. */
+	if ((msg = blob_message(c->spool, name, json_object_get(doc,
+	    "message"), &st, err, sizeof(err))) != NULL)
+		json_object_set_new(doc, "message", msg);
+	else
+		fprintf(stderr, "msgspool: show: %s\n", err);
+	json_object_set_new(doc, "state", json_string(spool_dirname(dir)));
+	/* The status GET /messages/{id} reports, by the same rule. */
+	json_object_set_new(doc, "status", json_string(msgdoc_status(doc,
+	    spool_dirname(dir))));
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(doc);
+	if (text == NULL)
+		return 1;
+	puts(text);
+	free(text);
+	return 0;
+}
+
+/*
+ * Requeue one message of failed/ or deferred/ (name in dir): due now.
+ * 0, or -1 with the reason on stderr.
+ */
+static int
+requeue(struct cli *c, enum spool_dir dir, const char *name)
+{
+	json_t	*doc;
+	char	 err[512];
+
+	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
+	    NULL) {
+		/*
+		 * Not a spool file (a link, a FIFO, bad JSON, a wrong id):
+		 * the daemon would only set it aside again.  Left for the
+		 * operator, never read through.
+		 */
+		fprintf(stderr, "msgspool: retry: %s\n", err);
+		return -1;
+	}
+	/* A retry by hand gets a whole max-age again. */
+	msgdoc_retry(doc, time(NULL));
+	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
+		fprintf(stderr, "msgspool: retry: %s: %s\n", name,
+		    strerror(errno));
+		json_decref(doc);
+		return -1;
+	}
+	json_decref(doc);
+	return 0;
+}
+
+/* Whether failed/name is a message its client canceled. */
+static int
+canceled(struct cli *c, const char *name)
+{
+	json_t	*doc;
+	int	 yes;
+
+	if ((doc = spool_load(c->spool, SPOOL_FAILED, name, NULL, 0)) == NULL)
+		return 0;
+	yes = strcmp(msgdoc_status(doc, "failed"), "canceled") == 0;
+	json_decref(doc);
+	return yes;
+}
+
+static int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	 dir;
+	char		 name[SPOOL_NAME_MAX], **names;
+	ssize_t		 n, i;
+	size_t		 done = 0;
+	int		 rc = 0, a;
+
+	if (argc == 1 && strcmp(argv[0], "--failed") == 0) {
+		if ((n = spool_list(c->spool, SPOOL_FAILED, &names)) == -1) {
+			fprintf(stderr, "msgspool: failed/: %s\n",
+			    strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			/* A client canceled it: only a retry by id undoes that. */
+			if (canceled(c, names[i]))
+				continue;
+			if (requeue(c, SPOOL_FAILED, names[i]) == -1)
+				rc = 1;
+			else
+				done++;
+		}
+		printf("%zu message%s requeued\n", done, done == 1 ? "" :
+		    "s");
+		spool_names_free(names, (size_t)n);
+		return rc;
+	}
+	for (a = 0; a < argc; a++) {
+		if (find(c, "retry", argv[a], &dir, name) == -1) {
+			rc = 1;
+			continue;
+		}
+		switch (dir) {
+		case SPOOL_NEW:
+			break;
+		case SPOOL_FAILED:
+		case SPOOL_DEFERRED:
+			if (requeue(c, dir, name) == -1)
+				rc = 1;
+			break;
+		default:
+			fprintf(stderr, "msgspool: retry: %s is in %s/, "
+			    "not retried\n", argv[a], spool_dirname(dir));
+			rc = 1;
+			break;
+		}
+	}
+	return rc;
+}
+
+static int
+cmd_delete(struct cli *c, int argc, char **argv)
+{
+	enum spool_dir	dir;
+	char		name[SPOOL_NAME_MAX];
+	int		rc = 0, a;
+
+	for (a = 0; a < argc; a++) {
+		if (find(c, "delete", argv[a], &dir, name) == -1) {
+			rc = 1;
+			continue;
+		}
+		if (dir == SPOOL_CUR) {
+			fprintf(stderr, "msgspool: delete: %s is being sent "
+			    "(cur/)\n", argv[a]);
+			rc = 1;
+		} else if (spool_remove(c->spool, dir, name) == -1) {
+			fprintf(stderr, "msgspool: delete: %s: %s\n", argv[a],
+			    strerror(errno));
+			rc = 1;
+		} else
+			blob_remove(c->spool, name);	/* its attachments */
+	}
+	return rc;
+}
+
+static const struct verb verbs[] = {
+	{ "list", 0, 1, 1, "list [STATE]", cmd_list },
+	{ "show", 1, 1, 1, "show ID", cmd_show },
+	{ "status", 0, 0, 1, "status", cmd_status },
+	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },
+	{ "delete", 1, -1, 1, "delete ID...", cmd_delete },
+	{ "key", 2, 4, 0, "key add CLIENT SCOPES [--test] | key disable CLIENT",
+	    cmd_key },
+	{ "events", 0, -1, 1, "events | events resend ID... | "
+	    "events resend --all", cmd_events },
+	{ "webhook-secret", 1, 1, 0, "webhook-secret CLIENT",
+	    cmd_webhook_secret },
+};
+
+static void
+usage(void)
+{
+	size_t	i;
+
+	fprintf(stderr, "usage: msgspool [-c FILE] COMMAND\n");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(stderr, "       msgspool %s\n", verbs[i].usage);
+}
+
+/*
+ * A usage error: why, on one line (msgspool(8), EXIT STATUS), with the
+ * commands there are; -h prints them whole.  Returns 1.
+ */
+static int
+usage_error(const char *why, const char *arg)
+{
+	size_t	i;
+
+	fprintf(stderr, "msgspool: %s%s%s%s; commands:", why, arg ? " '" : "",
+	    arg ? arg : "", arg ? "'" : "");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", verbs[i].name);
+	fprintf(stderr, " (msgspool -h)\n");
+	return 1;
+}
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	const struct verb	*v = NULL;
+	struct cli		 c;
+	const char		*path;
+	char			 err[512], *root;
+	size_t			 i;
+	int			 ch, rc, nargs;
+
+	path = config_default_path(envp);
+	opterr = 0;	/* one line of our own, not getopt's and the usage */
+	while ((ch = getopt(argc, argv, "+:c:h")) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		case ':':
+			return usage_error("-c needs a FILE", NULL);
+		default:
+			snprintf(err, sizeof(err), "-%c", optopt);
+			return usage_error("unknown option", err);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return usage_error("no command", NULL);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, argv[0]) == 0)
+			v = &verbs[i];
+	nargs = argc - 1;
+	if (v == NULL || nargs < v->min || (v->max != -1 && nargs > v->max)) {
+		if (v == NULL)
+			return usage_error("unknown command", argv[0]);
+		fprintf(stderr, "usage: msgspool %s\n", v->usage);
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	if ((c.cfg = config_load(path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "msgspool: %s\n", err);
+		return 1;
+	}
+	if (v->needs_spool) {
+		root = config_path(c.cfg, NULL, "spool", "spool");
+		if (root == NULL || (c.spool = spool_open(root, 0, err,
+		    sizeof(err))) == NULL) {
+			fprintf(stderr, "msgspool: spool: %s\n",
+			    root ? err : "out of memory");
+			free(root);
+			config_free(c.cfg);
+			return 1;
+		}
+		free(root);
+	}
+	rc = v->run(&c, nargs, argv + 1);
+	spool_free(c.spool);
+	config_free(c.cfg);
+	return rc;
+}

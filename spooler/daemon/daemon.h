@@ -1,0 +1,122 @@
+/*
+ * daemon.h: what msgspoold's files share (msgspoold(8)): its intervals,
+ * its routes (a provider instantiated for one config section) and its
+ * state.  One daemon a process; nothing here is global.
+ */
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "providers/provider.h"
+
+struct config;
+struct spool;
+struct webhooks;
+struct keeper;
+struct job;
+struct tidy;
+
+#define RECOVER_EVERY	30	/* seconds between scans of cur/ */
+#define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
+#define RESCAN_EVERY	5	/* fallback scan of new/ without inotify */
+#define NETFS_RESCAN_EVERY 1	/* on a network filesystem (inotify sees
+				   only this host's files): within 2 s */
+#define NETFS_RECOVER_EVERY 5	/* another host's dead claims come back
+				   when its lease ends: look often */
+#define PRUNE_EVERY	3600
+#define TMP_MAX_AGE	(36 * 3600)
+#define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
+#define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
+#define WAIT_SESSIONS_MAX	16	/* sockets of sessions (smpp) waited on */
+#define FULL_ROUTES_MAX	32	/* routes at their cap told the keeper */
+/* Webhook transfers at most, beside "concurrency" messages. */
+#define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
+
+/* A provider instantiated for one config section. */
+struct route {
+	char			*section;
+	const struct provider	*provider;
+	void			*state;
+	size_t			 inflight;
+};
+
+struct daemon {
+	const char	*config_path;
+	struct config	*cfg;
+	struct spool	*spool;
+	struct route	**routes;	/* each allocated alone: jobs point
+					   at them while the array grows */
+	size_t		 nroutes;
+	long		 max_age;
+	long		 retention;
+	long		 idem_ttl;	/* idempotency-ttl */
+	size_t		 concurrency;
+	size_t		 route_cap;
+	struct webhooks	*wh;		/* events to clients */
+
+	CURLM		*multi;
+	int		 ino;		/* inotify on new/ and deferred/ */
+	int		 wd_new, wd_deferred;
+	size_t		 inflight;
+	int		 once;
+	int		 netfs;		/* the spool is shared with other hosts */
+	struct keeper	*keeper;	/* proves claims there (claimkeep.h) */
+	size_t		 recording;	/* jobs its thread is recording */
+	int		 spool_away;	/* its server does not answer */
+	int		 new_dirty;	/* new/ may hold work */
+	size_t		 skipped;	/* this scan: of saturated routes */
+	time_t		 next_promote, next_recover, next_prune, next_rescan;
+	time_t		 next_receipts;
+	struct tidy	*tidying;	/* housekeeping the keeper runs */
+	struct job	**done;		/* finished, outcome not yet recorded */
+	size_t		 ndone, donecap;
+	size_t		 spool_errors;	/* claims or records the spool refused */
+	time_t		 last_spool_log;
+};
+
+/* daemon_config.c */
+void		 routes_free(struct daemon *);
+struct route	*route_get(struct daemon *, const char *section,
+		    const char *channel, char *err, size_t errlen);
+int		 load_config(struct daemon *);
+/*
+ * The route a message goes by: its channel's config section, or the
+ * test keys' route; into buf, NULL when the message names no channel.
+ */
+const char	*route_section(const json_t *doc, char *buf, size_t len);
+/*
+ * The route a document goes by, or NULL with the reason in err and in
+ * *status whether an operator can fix it (MSG_TEMPFAIL) or never
+ * (MSG_PERMFAIL: the document names no channel).
+ */
+struct route	*route_of(struct daemon *, const json_t *doc, char *err,
+		    size_t errlen, enum msg_status *status);
+
+/* daemon_chores.c */
+void		 chores(struct daemon *, time_t now, int hold);
+void		 chores_end(struct daemon *);
+
+/*
+ * daemon_receipts.c.  Receipts are applied with a spool handle and the
+ * config, on the loop or on the keeper's housekeeping thread; events
+ * says an event was stored for the webhooks to send.
+ */
+struct receipts_run {
+	struct spool		*spool;
+	const struct config	*cfg;
+	int			 events;
+};
+int		 index_provider_id(struct spool *, const json_t *doc);
+int		 apply_receipt(void *run, const char *rname);
+
+/* daemon_record.c: the outcomes of jobs recorded, and jobs freed. */
+void		 flush_done(struct daemon *);
+void		 collect_recorded(struct daemon *);
+void		 job_free(struct job *);
+
+#endif

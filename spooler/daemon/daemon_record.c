@@ -1,0 +1,406 @@
+/*
+ * daemon_record.c: msgspoold records outcomes (msgspool-spool(5)): each
+ * finished attempt written into its document and moved to sent/,
+ * deferred/ or failed/, with its events, every finished job at once in
+ * one commit, by the keeper's thread on a shared spool.
+ */
+#include <pthread.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "base/channel.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/netfs.h"
+#include "base/valid.h"
+#include "daemon/claimkeep.h"
+#include "daemon/daemon.h"
+#include "daemon/webhook.h"
+#include "http/idem.h"
+#include "http/rate.h"
+#include "providers/policy.h"
+#include "providers/provider.h"
+#include "spool/blob.h"
+#include "spool/event.h"
+#include "spool/receipt.h"
+#include "spool/spool.h"
+
+/*
+ * A job is freed here, where its outcome is recorded: its transfer, its
+ * documents and its claim (released, or its lock closed: the claim ends).
+ */
+void
+job_free(struct job *job)
+{
+	if (job == NULL)
+		return;
+	if (job->easy != NULL)
+		curl_easy_cleanup(job->easy);
+	curl_slist_free_all(job->headers);
+	curl_slist_free_all(job->rcpts);
+	free(job->body);
+	buf_free(&job->resp);
+	json_decref(job->reply);
+	json_decref(job->doc);
+	if (job->kept != NULL)
+		keeper_release(job->kept);	/* not closed here: may block */
+	else if (job->lockfd != -1)
+		close(job->lockfd);	/* the claim ends here */
+	free(job);
+}
+
+/*
+ * Write the outcome of an attempt into the document and say where it
+ * goes: sent/, deferred/ (with the next attempt) or failed/.
+ */
+static enum spool_dir
+outcome(struct daemon *d, struct job *job)
+{
+	enum msg_status	 st;
+	const char	*gave_up;
+	struct timespec	 ts;
+	time_t		 now, next = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec;
+	st = policy_max_age(job->status, now, msgdoc_age_from(job->doc),
+	    d->max_age, &gave_up);
+	/* The provider's Retry-After, when it gave one, wins. */
+	if (st == MSG_TEMPFAIL)
+		next = policy_not_before(&ts, job->retry_after > 0 ?
+		    job->retry_after : policy_backoff(msgdoc_attempts(job->doc) +
+		    2, policy_jitter()));
+	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
+	    gave_up);
+	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
+	    SPOOL_DEFERRED : SPOOL_FAILED;
+}
+
+/*
+ * On a shared spool, before recording: a job whose claim was lost is
+ * dropped (another host has the message: nothing is recorded, the
+ * claim is let go), one whose claim was not proved lately waits (its
+ * proof is asked for).  The jobs to record now are left first in
+ * d->done (d->ndone of them), the waiting ones after them; returns how
+ * many wait.
+ */
+static size_t
+hold_unproved(struct daemon *d)
+{
+	struct job	**v = d->done;
+	size_t		  i, n = 0, w = 0, total = d->ndone;
+	time_t		  now = time(NULL);
+
+	if (d->keeper == NULL)
+		return 0;
+	for (i = 0; i < total; i++) {
+		if (v[i]->kept == NULL) {
+			v[n++] = v[i];
+			continue;
+		}
+		switch (keeper_state(d->keeper, v[i]->kept, now)) {
+		case KEEP_OK:
+			v[n++] = v[i];
+			break;
+		case KEEP_LOST:
+			log_err("%s: claim lost before its outcome was "
+			    "recorded: recording nothing", v[i]->name);
+			job_free(v[i]);
+			break;
+		case KEEP_DOUBT:
+			keeper_poke(d->keeper, v[i]->kept);
+			/* Kept after the others, in order. */
+			v[total - 1 - w++] = v[i];
+			break;
+		}
+	}
+	/* The waiting ones were stacked from the end: put them right after. */
+	for (i = 0; i < w; i++)
+		v[n + i] = v[total - 1 - i];
+	d->ndone = n;
+	return w;
+}
+
+struct batch;
+static void batch_done(struct daemon *, struct batch *);
+
+/* Outcomes recorded by the keeper's thread (record_async). */
+struct batch {
+	struct job		**jobs;
+	struct spool_item	 *items;
+	json_t			**evs;
+	size_t			 *evitem;
+	size_t			  n, nevs;
+	size_t			  errors;	/* outcomes not recorded */
+	int			  poke;		/* events were stored */
+};
+
+static void
+batch_free(struct batch *b)
+{
+	size_t	i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->nevs; i++)
+		json_decref(b->evs[i]);
+	free(b->jobs);
+	free(b->items);
+	free(b->evs);
+	free(b->evitem);
+	free(b);
+}
+
+/*
+ * The spool's part of flush_done, on the keeper's recording thread with
+ * its own handle: events, outcomes, the index, the log lines.
+ */
+static void
+record_batch(struct spool *s, void *arg)
+{
+	struct batch		 *b = arg;
+	struct job		 *job;
+	struct spool_item	 *rec;
+	const json_t		**evs;
+	const char		 *id;
+	char			  evname[SPOOL_NAME_MAX];
+	size_t			  i, j, nrec = 0, nevs = 0;
+	int			 *lost;
+
+	/*
+	 * Each claim proved once more just before it is recorded: one lost
+	 * while this batch waited (the server away) records nothing, not
+	 * even its event.
+	 */
+	rec = calloc(b->n, sizeof(*rec));
+	lost = calloc(b->n, sizeof(*lost));
+	evs = calloc(b->nevs ? b->nevs : 1, sizeof(*evs));
+	if (rec == NULL || lost == NULL || evs == NULL) {
+		for (i = 0; i < b->n; i++)
+			b->items[i].status = MSG_TEMPFAIL;
+		goto log;
+	}
+	for (i = 0; i < b->n; i++)
+		if (b->jobs[i]->kept != NULL &&
+		    keeper_prove(b->jobs[i]->kept) == -1) {
+			lost[i] = 1;
+			log_err("%s: claim lost before its outcome was "
+			    "recorded (%s): recording nothing", b->jobs[i]->name,
+			    strerror(errno));
+		} else
+			rec[nrec++] = b->items[i];
+	for (i = 0; i < b->nevs; i++)
+		if (!lost[b->evitem[i]])
+			evs[nevs++] = b->evs[i];
+	if (nevs > 0 && spool_area_store(s, EVENT_AREA, evs, nevs) !=
+	    MSG_OK)
+		log_err("webhooks: cannot store %zu events: %s", nevs,
+		    strerror(errno));
+	else
+		b->poke = nevs > 0;
+	spool_commit(s, rec, nrec);
+	for (i = j = 0; i < b->n; i++)
+		b->items[i].status = lost[i] ? MSG_TEMPFAIL : rec[j++].status;
+	for (i = 0; i < b->nevs; i++)
+		if (!lost[b->evitem[i]] &&
+		    b->items[b->evitem[i]].status != MSG_OK) {
+			snprintf(evname, sizeof(evname), "%s.json",
+			    event_id(b->evs[i]));
+			spool_area_remove(s, EVENT_AREA, evname);
+		}
+log:
+	for (i = 0; i < b->n; i++) {
+		job = b->jobs[i];
+		id = json_string_value(json_object_get(job->doc, "id"));
+		if (lost != NULL && lost[i])
+			continue;
+		if (b->items[i].status != MSG_OK) {
+			log_err("%s: cannot record the outcome", id);
+			b->errors++;
+		} else if (b->items[i].dir == SPOOL_SENT &&
+		    index_provider_id(s, job->doc) == 0)
+			log_info("sent %s channel=%s to=%s", id,
+			    json_string_value(json_object_get(job->doc,
+			    "channel")), msgdoc_recipient(job->doc));
+		else
+			log_warn("%s %s to=%s attempts=%lld: %s",
+			    b->items[i].dir == SPOOL_DEFERRED ? "deferred" :
+			    "failed", id, msgdoc_recipient(job->doc),
+			    (long long)json_integer_value(json_object_get(
+			    job->doc, "attempts")), job->err);
+	}
+	free(rec);
+	free(lost);
+	free(evs);
+}
+
+/*
+ * Hand d->done[0 .. d->ndone) to the keeper's recording thread: the
+ * outcomes are decided here, written there.  0, or -1 (nothing handed:
+ * record them here).
+ */
+static int
+record_async(struct daemon *d)
+{
+	struct batch	*b;
+	json_t		*ev;
+	size_t		 i, n = d->ndone;
+	time_t		 now = time(NULL);
+
+	if ((b = calloc(1, sizeof(*b))) == NULL ||
+	    (b->jobs = calloc(n, sizeof(*b->jobs))) == NULL ||
+	    (b->items = calloc(n, sizeof(*b->items))) == NULL ||
+	    (b->evs = calloc(n, sizeof(*b->evs))) == NULL ||
+	    (b->evitem = calloc(n, sizeof(*b->evitem))) == NULL) {
+		batch_free(b);
+		return -1;
+	}
+	b->n = n;
+	for (i = 0; i < n; i++) {
+		b->jobs[i] = d->done[i];
+		b->items[i].doc = d->done[i]->doc;
+		b->items[i].dir = outcome(d, d->done[i]);
+		b->items[i].name = d->done[i]->name;
+		b->items[i].from = SPOOL_CUR;
+		if (b->items[i].dir != SPOOL_DEFERRED &&
+		    (ev = event_of(d->cfg, d->done[i]->doc,
+		    spool_dirname(b->items[i].dir), now)) != NULL) {
+			b->evs[b->nevs] = ev;
+			b->evitem[b->nevs++] = i;
+		}
+	}
+	d->recording += n;
+	if (keeper_record(d->keeper, record_batch, b) == -1) {
+		/* Decided already: recorded here, never decided again. */
+		record_batch(d->spool, b);
+		batch_done(d, b);
+	}
+	return 0;
+}
+
+/* A recorded batch: the events announced, the claims ended. */
+static void
+batch_done(struct daemon *d, struct batch *b)
+{
+	size_t	i;
+
+	if (b->poke)
+		webhooks_poke(d->wh);
+	d->spool_errors += b->errors;
+	for (i = 0; i < b->n; i++)
+		job_free(b->jobs[i]);
+	d->recording -= b->n;
+	batch_free(b);
+}
+
+/* Take back the batches the keeper's thread recorded. */
+void
+collect_recorded(struct daemon *d)
+{
+	struct batch	*b;
+
+	if (d->keeper == NULL)
+		return;
+	while ((b = keeper_recorded(d->keeper)) != NULL)
+		batch_done(d, b);
+}
+
+/*
+ * Record every finished job at once: one spool_commit, so the directory
+ * syncs are shared.  Only then are the claims released.
+ */
+void
+flush_done(struct daemon *d)
+{
+	struct spool_item	*items;
+	struct job		*job;
+	const char		*id;
+	json_t			**evs = NULL, *ev;
+	size_t			 i, nevs = 0, *evitem = NULL, held;
+	char			 evname[SPOOL_NAME_MAX];
+	time_t			 now = time(NULL);
+
+	/* Only claims proved lately are recorded (claimkeep.h). */
+	held = hold_unproved(d);
+	if (d->ndone == 0) {
+		d->ndone = held;
+		return;
+	}
+	/* On a shared spool, by the keeper's thread. */
+	if (d->keeper != NULL && record_async(d) == 0) {
+		memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
+		d->ndone = held;
+		return;
+	}
+	if ((items = calloc(d->ndone, sizeof(*items))) != NULL) {
+		evs = calloc(d->ndone, sizeof(*evs));
+		if ((evitem = calloc(d->ndone, sizeof(*evitem))) == NULL) {
+			free(evs);
+			evs = NULL;
+		}
+		for (i = 0; i < d->ndone; i++) {
+			items[i].doc = d->done[i]->doc;
+			items[i].dir = outcome(d, d->done[i]);
+			items[i].name = d->done[i]->name;
+			items[i].from = SPOOL_CUR;
+			/* sent or failed: its client's event, if wanted. */
+			if (evs != NULL && items[i].dir != SPOOL_DEFERRED &&
+			    (ev = event_of(d->cfg, d->done[i]->doc,
+			    spool_dirname(items[i].dir), now)) != NULL) {
+				evs[nevs] = ev;
+				evitem[nevs++] = i;
+			}
+		}
+		/* The events first: a crash before the outcomes sends one
+		 * twice (the message goes again), never none. */
+		if (nevs > 0 && spool_area_store(d->spool, EVENT_AREA,
+		    (const json_t **)evs, nevs) != MSG_OK)
+			log_err("webhooks: cannot store %zu events: %s", nevs,
+			    strerror(errno));
+		else if (nevs > 0)
+			webhooks_poke(d->wh);
+		spool_commit(d->spool, items, d->ndone);
+	}
+	for (i = 0; i < nevs; i++) {
+		/* Its outcome was not recorded: it is not news yet. */
+		if (items[evitem[i]].status != MSG_OK) {
+			snprintf(evname, sizeof(evname), "%s.json",
+			    event_id(evs[i]));
+			spool_area_remove(d->spool, EVENT_AREA, evname);
+		}
+		json_decref(evs[i]);
+	}
+	free(evs);
+	free(evitem);
+	for (i = 0; i < d->ndone; i++) {
+		job = d->done[i];
+		id = json_string_value(json_object_get(job->doc, "id"));
+		if (items == NULL || items[i].status != MSG_OK) {
+			/* Left in cur/: recovery returns it to new/. */
+			log_err("%s: cannot record the outcome", id);
+			d->spool_errors++;
+		}
+		else if (items[i].dir == SPOOL_SENT &&
+		    index_provider_id(d->spool, job->doc) == 0)
+			log_info("sent %s channel=%s to=%s", id,
+			    json_string_value(json_object_get(job->doc,
+			    "channel")), msgdoc_recipient(job->doc));
+		else
+			log_warn("%s %s to=%s attempts=%lld: %s",
+			    items[i].dir == SPOOL_DEFERRED ? "deferred" :
+			    "failed", id, msgdoc_recipient(job->doc),
+			    (long long)json_integer_value(json_object_get(
+			    job->doc, "attempts")), job->err);
+		job_free(job);
+	}
+	free(items);
+	/* The claims in doubt wait for their proof, first in line. */
+	memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
+	d->ndone = held;
+}
