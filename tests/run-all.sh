@@ -1,19 +1,43 @@
 #!/bin/sh
-# run-all.sh UNIT_TEST...: run the unit tests, then the black-box suite
-# (pytest, Debian's python3) over the programs built under $O once per web
-# server, and end with one line counting every test: "N passed, N failed".
-# MSGSPOOL_SERVERS chooses the servers (default: all four running the CGI
-# programs, then lighttpd and nginx in front of msgspool-fcgi); the output
-# of each black-box run is prefixed with its server's name.
+# run-all.sh UNIT_TEST...: run the unit tests, the checks of the tree (man
+# pages, OpenAPI, layers), the fuzz targets' regressions and the NFS chaos
+# test, then the black-box suite (pytest with pytest-xdist, Debian's
+# python3) over the programs built under $O, and end with one line
+# counting every test: "N passed, N failed".
+#
+# The black-box files run side by side (MSGSPOOL_JOBS workers, default
+# 4), each worker with its own instance, spool and ports.  The whole suite
+# runs under the servers of MSGSPOOL_FULL (default: lighttpd with the CGI
+# programs and lighttpd in front of msgspool-fcgi); the files marked
+# `webserver` (what a web server changes: README.md, "Tests") run under
+# the others of MSGSPOOL_SERVERS too (default: all six).  make
+# check-servers runs the whole suite under all six.  The output of each
+# black-box run is prefixed with its server's name.
 set -u
-O=${O:-}
+O=${O:-build/}
 PYTHON=${PYTHON:-/usr/bin/python3}
 SERVERS=${MSGSPOOL_SERVERS:-lighttpd nginx apache busybox lighttpd-fcgi nginx-fcgi}
+FULL=${MSGSPOOL_FULL:-lighttpd lighttpd-fcgi}
+JOBS=${MSGSPOOL_JOBS:-4}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 passed=0
 failed=0
+start=$(date +%s)
+
+# The fuzz targets and the NFS chaos test use the CPU and UML kernels while
+# the black-box suite mostly waits on its servers: they run beside it,
+# their output shown and counted at the end.
+"$top/tests/fuzz/run.sh" check "${MSGSPOOL_FUZZ_SECONDS:-15}" \
+    >"$tmp/fuzz.out" 2>&1 &
+fuzzpid=$!
+nfspid=
+if [ "${MSGSPOOL_NFS:-1}" != 0 ]; then
+	O=$O timeout -k 10 660 "$top/tests/nfs/run.sh" chaos \
+	    >"$tmp/nfs.out" 2>&1 &
+	nfspid=$!
+fi
 
 for t in "$@"; do
 	name=$(basename "$t")
@@ -57,49 +81,29 @@ case $rc in
 	failed=$((failed + 1)) ;;
 esac
 
-# The fuzz targets (tests/fuzz/run.sh): each regression input replayed
-# and each target fuzzed briefly (MSGSPOOL_FUZZ_SECONDS, default 15), one
-# test each; skipped, and said so, where clang cannot build them.
-"$top/tests/fuzz/run.sh" check "${MSGSPOOL_FUZZ_SECONDS:-15}" \
-    >"$tmp/fuzz.out" 2>&1
-rc=$?
-cat "$tmp/fuzz.out"
-if [ "$rc" -ne 2 ]; then
-	p=$(grep -c '^ok ' "$tmp/fuzz.out")
-	f=$(grep -c '^FAIL ' "$tmp/fuzz.out")
-	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-	passed=$((passed + p))
-	failed=$((failed + f))
-fi
-
-# Several hosts, one spool, on real NFS under user-mode Linux
-# (tests/nfs/run.sh chaos, make check-nfs): one test, bounded (about two
-# minutes, at most 660 s), skipped and said so where it cannot run;
-# MSGSPOOL_NFS=0 leaves it out.
-if [ "${MSGSPOOL_NFS:-1}" != 0 ]; then
-	O=$O timeout -k 10 660 "$top/tests/nfs/run.sh" chaos \
-	    >"$tmp/nfs.out" 2>&1
-	rc=$?
-	case $rc in
-	0)	cat "$tmp/nfs.out"
-		echo "ok   check-nfs"
-		passed=$((passed + 1)) ;;
-	2)	cat "$tmp/nfs.out" ;;
-	*)	cat "$tmp/nfs.out"
-		echo "FAIL check-nfs"
-		failed=$((failed + 1)) ;;
-	esac
+# The include graph between the source folders (tests/layers.py).
+if "$PYTHON" "$top/tests/layers.py" >"$tmp/layers.out" 2>&1; then
+	tail -n 1 "$tmp/layers.out"
+	passed=$((passed + 1))
+else
+	echo "FAIL layers"
+	cat "$tmp/layers.out"
+	failed=$((failed + 1))
 fi
 
 for server in $SERVERS; do
-	echo "== black-box suite under $server"
+	case " $FULL " in
+	*" $server "*)	which="the black-box suite"; only= ;;
+	*)		which="the webserver files"; only="-m webserver" ;;
+	esac
+	echo "== $which under $server"
 	rm -f "$tmp/junit.xml" "$tmp/rc"
 	{
 		MSGSPOOL_SERVER=$server MSGSPOOL_CGI_DIR="$top/${O}cgi-bin" \
 		    MSGSPOOL_BIN_DIR="$top/${O}spooler" \
-		    MSGSPOOL_FCGI_DIR="$top/${O}fcgi" \
-		    "$PYTHON" -m pytest -q -p no:cacheprovider \
-		    --junitxml="$tmp/junit.xml" "$top/tests/blackbox" 2>&1
+		    MSGSPOOL_FCGI_DIR="$top/${O}fcgi" O=$O \
+		    "$PYTHON" -m pytest -q -p no:cacheprovider -n "$JOBS" \
+		    $only --junitxml="$tmp/junit.xml" "$top/tests/blackbox" 2>&1
 		echo $? >"$tmp/rc"
 	} | sed -u "s/^/[$server] /"
 	rc=$(cat "$tmp/rc" 2>/dev/null || echo 1)
@@ -123,5 +127,37 @@ PY
 	passed=$((passed + p))
 	failed=$((failed + f))
 done
-echo "$passed passed, $failed failed"
+# The fuzz targets (tests/fuzz/run.sh): each regression input replayed
+# and each target fuzzed briefly (MSGSPOOL_FUZZ_SECONDS, default 15), one
+# test each; skipped, and said so, where clang cannot build them.
+wait "$fuzzpid"
+rc=$?
+cat "$tmp/fuzz.out"
+if [ "$rc" -ne 2 ]; then
+	p=$(grep -c '^ok ' "$tmp/fuzz.out")
+	f=$(grep -c '^FAIL ' "$tmp/fuzz.out")
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	passed=$((passed + p))
+	failed=$((failed + f))
+fi
+
+# Several hosts, one spool, on real NFS under user-mode Linux
+# (tests/nfs/run.sh chaos, make check-nfs): one test, bounded (about two
+# minutes, at most 660 s), skipped and said so where it cannot run;
+# MSGSPOOL_NFS=0 leaves it out.
+if [ -n "$nfspid" ]; then
+	wait "$nfspid"
+	rc=$?
+	case $rc in
+	0)	cat "$tmp/nfs.out"
+		echo "ok   check-nfs"
+		passed=$((passed + 1)) ;;
+	2)	cat "$tmp/nfs.out" ;;
+	*)	cat "$tmp/nfs.out"
+		echo "FAIL check-nfs"
+		failed=$((failed + 1)) ;;
+	esac
+fi
+
+echo "$passed passed, $failed failed ($(( $(date +%s) - start )) s)"
 [ "$failed" -eq 0 ]

@@ -29,6 +29,40 @@ from harness.asserts import *  # noqa: F401,F403
 
 # ----------------------------------------------------------- fixtures
 
+# The files that test what a web server changes, and so run under all six
+# server setups (tests/run-all.sh, `-m webserver`); the rest of the suite
+# runs under lighttpd (CGI) and lighttpd in front of msgspool-fcgi, since
+# what it tests happens behind the server, in the programs and msgspoold.
+# README.md ("Tests") says the same.
+WEBSERVER_FILES = {
+    # the server's own ways: headers, bodies, methods, its own errors,
+    # the CGI environment, odd paths
+    "test_webserver.py",
+    # odd paths, normalised by each server and routed the same by all
+    "test_paths.py",
+    # HEAD, which some servers answer themselves
+    "test_head.py",
+    # the persistent process behind lighttpd's and nginx's FastCGI
+    "test_fcgi.py",
+    # a request to every route: the server's routing of every path
+    "test_openapi_live.py",
+    # /messages/{id} with GET and DELETE: a path parameter and a method
+    # the servers route
+    "test_messages.py",
+    # /receipts/{provider}: signatures over the URL and the form body as
+    # the server passes them on
+    "test_receipts.py",
+    # headers of the reply (RateLimit, Retry-After) through the server
+    "test_ratelimit.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in WEBSERVER_FILES:
+            item.add_marker(pytest.mark.webserver)
+
+
 def pytest_configure(config):
     if SERVER not in SERVERS:
         raise pytest.UsageError(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RECIPIENT, assert_problem, fresh_window
+from conftest import CGI_DIR, RECIPIENT, assert_problem, fresh_window
 from openapi_check import check_reply
 
 SMS = "/sms/v1/deliver"
@@ -224,9 +224,7 @@ def test_replay_does_not_count_against_the_rate(srv):
 # ------------------------------------------------ killed, then retried
 
 def _fault_dir():
-    cgi = os.environ.get("MSGSPOOL_CGI_DIR")
-    base = Path(cgi).parent if cgi else Path(__file__).resolve().parents[2]
-    d = base / "tests" / "fault"
+    d = CGI_DIR.parent / "tests" / "fault"
     assert (d / "sms-batch").is_file(), \
         f"{d}: the fault build is missing (make check-build makes it)"
     return d
@@ -326,24 +324,31 @@ def test_upload_takes_a_key_too(srv):
     assert_problem(r, 422)
 
 
-def _pids_of(exe, workers=False):
-    """The processes running the program at path exe; with workers, only
+def _pids_of(srv, exe, workers=False):
+    """The processes of srv's web server (each runs in a session of its
+    own, started by the harness; the other tests running beside this one
+    have theirs) running the program at path exe; with workers, only
     those whose parent runs it too (msgspool-fcgi's workers, not the
     supervisor that replaces them)."""
+    sessions = {p.pid for p in srv.procs}
+
     def runs(pid):
         try:
             return os.readlink(f"/proc/{pid}/exe") == str(exe)
         except OSError:
             return False
 
-    def parent(pid):
+    def stat(pid):
+        """(ppid, session) of pid, or (0, 0)."""
         try:
             with open(f"/proc/{pid}/stat") as f:
-                return int(f.read().rsplit(")", 1)[1].split()[1])
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[1]), int(fields[3])
         except (OSError, ValueError, IndexError):
-            return 0
+            return 0, 0
     return [int(d) for d in os.listdir("/proc") if d.isdigit() and
-            runs(d) and (not workers or runs(parent(d)))]
+            runs(d) and stat(d)[1] in sessions and
+            (not workers or runs(stat(d)[0]))]
 
 
 def test_sigkill_at_random_times_under_load_then_retry(srv):
@@ -370,7 +375,7 @@ def test_sigkill_at_random_times_under_load_then_retry(srv):
         time.sleep(rnd.uniform(0, 0.06))
         deadline = time.time() + 0.2
         while time.time() < deadline and t.is_alive():
-            pids = _pids_of(exe, workers=FASTCGI)
+            pids = _pids_of(srv, exe, workers=FASTCGI)
             if pids:
                 for pid in pids:
                     try:
