@@ -447,11 +447,14 @@ uninstall:
 
 # make bench: ratios against baselines measured in the same run; writes
 # bench/results.md.  Not a test: it never fails on a figure.
+# BASELINE=DIR also measures POST /sms/v1/deliver of another tree's build
+# (DIR holding cgi-bin/) in rounds alternating with this one's.
 BENCH_BINS	 = noop naive durable cgitime
 bench: deps-bench
 	@$(MAKE) --no-print-directory build $(BENCH_BINS:%=$(O)bench/%) \
 	    $(O)bench/noop-fcgi
-	@MSGSPOOL_BUILD='$(O)' $(PYTHON) bench/run.py
+	@MSGSPOOL_BUILD='$(O)' $(PYTHON) bench/run.py \
+	    $(if $(BASELINE),--baseline '$(BASELINE)')
 
 deps-bench:
 	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)

@@ -268,6 +268,34 @@ def bench_cgi(work, quick, cgi_dir):
     return rows
 
 
+def bench_baseline(work, quick, base):
+    """POST /sms/v1/deliver of this build and of the CGI programs of
+    another (base: a build directory holding cgi-bin/, e.g. an older
+    commit's, built by its own make), each under its own lighttpd over its
+    own instance, in rounds that alternate them: what a change of the tree
+    did to the route, in one run.  Their req/s by round and the ratio of
+    the medians, this build over base."""
+    dur = 3 if quick else 5
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    cases, servers = [], []
+    try:
+        for name, cgi_dir in (("this", BUILD / "cgi-bin"),
+                              ("base", Path(base).resolve() / "cgi-bin")):
+            inst = Instance(Path(work) / ("baseline-" + name))
+            srv = Lighttpd(inst, cgi_dir, BIN / "noop")
+            servers.append(srv)
+            cases.append((name, srv.url("/sms/v1/deliver"),
+                          lua_post("/sms/v1/deliver", sms, work), inst))
+        runs = alternating(cases, 3 if quick else 5, dur)
+    finally:
+        for srv in servers:
+            srv.stop()
+    rps = {k: [r["rps"] for r in v] for k, v in runs.items()}
+    med = {k: median(v) for k, v in rps.items()}
+    return {"base": str(base), "rps": rps, "median": med,
+            "ratio": med["this"] / med["base"] if med["base"] else 0}
+
+
 FCGI_WORKERS = (1, 2, 4, 8, 16)
 FCGI_ROUNDS = 3
 
@@ -526,7 +554,7 @@ DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale"
 DEFAULT_FCGI_WORKERS = 8
 
 
-def measure(only, quick):
+def measure(only, quick, baseline=None):
     """Run the sections of only (names as in --only); what they measured,
     for report.render: the machine at the start, each section's results
     under its name, the load at the end, the parameters the text names."""
@@ -552,6 +580,8 @@ def measure(only, quick):
             res["smpp"] = bench_smpp(work, quick)
         if "smtp" in only:
             res["smtp"] = bench_smtp(work, quick)
+        if baseline:
+            res["baseline"] = bench_baseline(work, quick, baseline)
         if "scale" in only:
             res["scale"] = [bench_scale(work, 2000 if quick else 10000),
                             bench_scale(work, 20000 if quick else 100000)]
@@ -571,16 +601,26 @@ def main():
                     help="measure nothing: the markdown of a --dump FILE")
     ap.add_argument("--results", metavar="PATH",
                     help="write the markdown to PATH, whatever the run")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also POST /sms/v1/deliver of the CGI programs of "
+                    "the build DIR (another tree's), rounds alternating with "
+                    "this build's")
     args = ap.parse_args()
     only = args.only.split(",")
     if args.source:
         res = json.loads(Path(args.source).read_text())
     else:
-        res = measure(only, args.quick)
+        res = measure(only, args.quick, args.baseline)
         if args.dump:
             Path(args.dump).write_text(json.dumps(res, indent=1) + "\n")
     text = render(res)
     print(text)
+    b = res.get("baseline")
+    if b:
+        print("POST /sms/v1/deliver, this build against %s, rounds alternating:\n"
+              "  this: %s req/s\n  base: %s req/s\n  this / base (medians): %.2f"
+              % (b["base"], ", ".join("%.0f" % x for x in b["rps"]["this"]),
+                 ", ".join("%.0f" % x for x in b["rps"]["base"]), b["ratio"]))
     if args.results:
         Path(args.results).write_text(text)
     # Only a full run is the record; --quick and --only just print.
