@@ -251,14 +251,16 @@ $(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
 $(O)tests/unit/test_tmpl $(O)tests/unit/test_tmpl_load: \
     tests/unit/tmplsample.h
 
-# A test build of three routes and of msgspoold with fault points
-# (FAULT, lib/util.h) in the modules of the durable write and of claims:
-# the kill-and-retry test of Idempotency-Key
-# (tests/blackbox/test_idempotency.py) and the cancel that races a
-# daemon's record (tests/blackbox/test_cancel_race.py) run them.
+# A test build of three routes, of msgspoold and of the CLI with fault
+# points (FAULT, lib/base/util.h) in the modules of the durable write and
+# of claims: the kill-and-retry test of Idempotency-Key
+# (tests/blackbox/test_idempotency.py), the cancel that races a daemon's
+# record (tests/blackbox/test_cancel_race.py) and the one that races an
+# operator's retry (tests/blackbox/test_retry_race.py) run them.
 FAULT_MODS	 = base/util spool/commit http/idem spool/claim
 FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch \
-		   $(O)tests/fault/messages $(O)tests/fault/msgspoold
+		   $(O)tests/fault/messages $(O)tests/fault/msgspoold \
+		   $(O)tests/fault/msgspool
 .SECONDARY: $(FAULT_MODS:%=$(O)tests/fault/%.o)
 
 $(O)tests/fault/%.o: lib/%.c $(LIB_HDRS)
@@ -277,6 +279,12 @@ $(O)tests/fault/msgspoold: $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE) \
 	    $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
+
+$(O)tests/fault/msgspool: $(CLI_OBJS) $(FAULT_MODS:%=$(O)tests/fault/%.o) \
+    $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) \
+	    $(FAULT_MODS:%=$(O)tests/fault/%.o) $(LIBA) $(LIBS_BASE)
 
 # The spooler's rules, tested on their own (no curl).
 $(O)tests/unit/test_policy: tests/unit/test_policy.c \

@@ -1,9 +1,10 @@
 /*
  * claim.c: claims on the spool's messages (msgspool-spool(5), Claims and
  * recovery; Several hosts, one spool): a file taken into cur/ under an
- * flock, its owner named in claims/, renewed and released, and the
- * recovery of a claim that outlived its daemon, back to new/ or
- * deferred/.  The states and their files are spool.c's.
+ * flock, its owner named in claims/, renewed and released; a retry by
+ * hand, which moves its message the same way; and the recovery of a
+ * claim that outlived its daemon, back to new/ or deferred/.  The
+ * states and their files are spool.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -269,12 +270,110 @@ spool_claim(struct spool *s, const char *name, json_t **doc, char *err,
 	return spool_take(s, SPOOL_NEW, name, doc, err, errlen);
 }
 
-/* Whether name has an outcome: in sent/, failed/ or deferred/. */
+int
+spool_retry(struct spool *s, enum spool_dir from, const char *name,
+    int flags, time_t now, char *err, size_t errlen)
+{
+	json_t	*doc;
+	int	 fd, curfd, rfd, e;
+
+	if (from != SPOOL_DEFERRED && from != SPOOL_FAILED) {
+		util_seterr(err, errlen, "%s: in %s/, not retried", name,
+		    spool_dirname(from));
+		errno = EINVAL;
+		return -1;
+	}
+	/* Not a spool file (a link, a FIFO): left there, never moved. */
+	if ((fd = claim_open(s, from, name, err, errlen)) == -1)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		close(fd);
+		errno = EBUSY;
+		return -1;
+	}
+	/*
+	 * Read under its lock before it moves: a file that is no spool
+	 * document, or a canceled one that is to stay, is left where it is.
+	 */
+	if ((rfd = dup(fd)) == -1) {
+		e = errno;
+		close(fd);
+		util_seterr(err, errlen, "%s: %s", name, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if ((doc = spool_doc_read(s, rfd, from, name, err, errlen)) == NULL) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	if ((flags & SPOOL_RETRY_NOT_CANCELED) && strcmp(msgdoc_status(doc,
+	    spool_dirname(from)), "canceled") == 0) {
+		json_decref(doc);
+		close(fd);
+		return 1;
+	}
+	/* Taken as a claim is (spool_take): never over a held cur/name. */
+	if (lock_cur(s, name, &curfd) == -1) {
+		json_decref(doc);
+		close(fd);
+		errno = EBUSY;
+		return -1;
+	}
+	if (renameat(spool_statefd(s, from), name, spool_statefd(s, SPOOL_CUR),
+	    name) == -1) {
+		e = errno;
+		if (curfd != -1)
+			close(curfd);
+		json_decref(doc);
+		close(fd);
+		errno = e;	/* ENOENT: it moved */
+		return -1;
+	}
+	if (curfd != -1)
+		close(curfd);
+	FAULT("take: renamed into cur/");
+	if (!still_named(s, name, fd)) {
+		renameat(spool_statefd(s, SPOOL_CUR), name, spool_statefd(s, from),
+		    name);
+		json_decref(doc);
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	owner_put(s, name);
+	/*
+	 * Due now, with a whole max-age again; recorded as a daemon records
+	 * an outcome: new/name written, then cur/name removed, the lock
+	 * held throughout, so a take of new/name meanwhile (a cancel, a
+	 * claim) finds cur/name held and leaves it.
+	 */
+	msgdoc_retry(doc, now);
+	if (spool_store(s, SPOOL_NEW, name, doc, SPOOL_CUR) != MSG_OK) {
+		e = errno;
+		/* Back where it was: the retry did not happen. */
+		renameat(spool_statefd(s, SPOOL_CUR), name, spool_statefd(s, from),
+		    name);
+		spool_release(s, name, fd);
+		json_decref(doc);
+		util_seterr(err, errlen, "%s: %s", name, strerror(e));
+		errno = e;
+		return -1;
+	}
+	spool_release(s, name, fd);
+	json_decref(doc);
+	return 0;
+}
+
+/*
+ * Whether name has an outcome: in sent/, failed/ or deferred/, or in
+ * new/ (a retry by hand, or an outcome in deferred/ due since).
+ */
 static int
 recorded(struct spool *s, const char *name)
 {
 	static const enum spool_dir outcomes[] = { SPOOL_SENT, SPOOL_FAILED,
-	    SPOOL_DEFERRED };
+	    SPOOL_DEFERRED, SPOOL_NEW };
 	struct stat	st;
 	size_t		i;
 

@@ -243,6 +243,24 @@ int		 spool_take(struct spool *, enum spool_dir from,
 		    const char *name, json_t **doc, char *err, size_t errlen);
 
 /*
+ * Retry from/name by hand (msgspool(8), retry; from is deferred/ or
+ * failed/): read it under its lock, take it into cur/ as spool_take
+ * does, write it into new/ due at now (msgdoc_retry), remove it from
+ * cur/ and let go.  So it is in one state throughout: a cancel or a
+ * claim meanwhile finds it taken, or held in cur/ (EBUSY), and never
+ * both queues and cancels it.  With SPOOL_RETRY_NOT_CANCELED a message
+ * its client canceled is left where it is.  0 when retried; 1 when
+ * left; -1 with errno: EBUSY (held by another: a cancel, a claim, a
+ * daemon recording its outcome), ENOENT or EAGAIN (it moved), EINVAL
+ * or ELOOP (not a spool file, left where it is; the reason in err), or
+ * the write's error (the file back in from/, the reason in err).
+ */
+#define SPOOL_RETRY_NOT_CANCELED	0x1
+int		 spool_retry(struct spool *, enum spool_dir from,
+		    const char *name, int flags, time_t now, char *err,
+		    size_t errlen);
+
+/*
  * A claim names its owner in SPOOL/claims/NAME ({"host", "pid",
  * "since"}): the host (netfs_hostname) and pid that hold it.  0 with
  * them filled, or -1 when none is recorded.

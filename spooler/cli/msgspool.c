@@ -211,60 +211,79 @@ cmd_show(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/* Looks at a message that moves, or that another holds, before giving up. */
+#define RETRY_TRIES	5
+
 /*
- * Requeue one message of failed/ or deferred/ (name in dir): due now.
- * 0, or -1 with the reason on stderr.
+ * spool_retry, again a little later each time while another holds the
+ * message (a client's cancel, a daemon recording a try: a third of a
+ * second in all).  What spool_retry returns; errno EBUSY when it stayed
+ * held.
  */
 static int
-requeue(struct cli *c, enum spool_dir dir, const char *name)
+retry_held(struct cli *c, enum spool_dir dir, const char *name, int flags,
+    char *err, size_t errlen)
 {
-	json_t	*doc;
-	char	 err[512];
+	int	r, tries;
 
-	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
-	    NULL) {
-		/*
-		 * Not a spool file (a link, a FIFO, bad JSON, a wrong id):
-		 * the daemon would only set it aside again.  Left for the
-		 * operator, never read through.
-		 */
-		fprintf(stderr, "msgspool: retry: %s\n", err);
-		return -1;
-	}
-	/* A retry by hand gets a whole max-age again. */
-	msgdoc_retry(doc, time(NULL));
-	if (spool_store(c->spool, SPOOL_NEW, name, doc, dir) != MSG_OK) {
-		fprintf(stderr, "msgspool: retry: %s: %s\n", name,
-		    strerror(errno));
-		json_decref(doc);
-		return -1;
-	}
-	json_decref(doc);
-	return 0;
+	for (tries = 0; (r = spool_retry(c->spool, dir, name, flags,
+	    time(NULL), err, errlen)) == -1 && errno == EBUSY &&
+	    tries < RETRY_TRIES; tries++)
+		usleep(10000 << tries);
+	return r;
 }
 
-/* Whether failed/name is a message its client canceled. */
-static int
-canceled(struct cli *c, const char *name)
+/* The reason a retry failed, on one line of stderr. */
+static void
+retry_failed(const char *what, int e, const char *err)
 {
-	json_t	*doc;
-	int	 yes;
+	if (e == EBUSY)
+		fprintf(stderr, "msgspool: retry: %s is held by a cancel or "
+		    "a daemon recording a try, not retried\n", what);
+	else
+		fprintf(stderr, "msgspool: retry: %s\n", err);
+}
 
-	if ((doc = spool_load(c->spool, SPOOL_FAILED, name, NULL, 0)) == NULL)
-		return 0;
-	yes = strcmp(msgdoc_status(doc, "failed"), "canceled") == 0;
-	json_decref(doc);
-	return yes;
+/*
+ * Retry the message id wherever it is now, looked up again when it
+ * moves meanwhile (msgspool(8), retry).  0, or 1 with the reason on
+ * stderr.
+ */
+static int
+retry_id(struct cli *c, const char *id)
+{
+	enum spool_dir	dir;
+	char		name[SPOOL_NAME_MAX], err[512];
+	int		tries;
+
+	for (tries = 0; tries < RETRY_TRIES; tries++) {
+		if (find(c, "retry", id, &dir, name) == -1)
+			return 1;
+		if (dir == SPOOL_NEW)
+			return 0;	/* queued already: left alone */
+		if (dir != SPOOL_FAILED && dir != SPOOL_DEFERRED) {
+			fprintf(stderr, "msgspool: retry: %s is in %s/, "
+			    "not retried\n", id, spool_dirname(dir));
+			return 1;
+		}
+		if (retry_held(c, dir, name, 0, err, sizeof(err)) == 0)
+			return 0;
+		if (errno != ENOENT && errno != EAGAIN) {
+			retry_failed(id, errno, err);
+			return 1;
+		}
+	}
+	fprintf(stderr, "msgspool: retry: %s keeps moving, not retried\n", id);
+	return 1;
 }
 
 static int
 cmd_retry(struct cli *c, int argc, char **argv)
 {
-	enum spool_dir	 dir;
-	char		 name[SPOOL_NAME_MAX], **names;
+	char		 err[512], **names;
 	ssize_t		 n, i;
 	size_t		 done = 0;
-	int		 rc = 0, a;
+	int		 rc = 0, a, r;
 
 	if (argc == 1 && strcmp(argv[0], "--failed") == 0) {
 		if ((n = spool_list(c->spool, SPOOL_FAILED, &names)) == -1) {
@@ -273,65 +292,71 @@ cmd_retry(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 		for (i = 0; i < n; i++) {
-			/* A client canceled it: only a retry by id undoes that. */
-			if (canceled(c, names[i]))
-				continue;
-			if (requeue(c, SPOOL_FAILED, names[i]) == -1)
-				rc = 1;
-			else
+			/* A client canceled it: only a retry by id undoes
+			 * that.  Gone meanwhile: another took it. */
+			if ((r = retry_held(c, SPOOL_FAILED, names[i],
+			    SPOOL_RETRY_NOT_CANCELED, err, sizeof(err))) == 0)
 				done++;
+			else if (r == -1 && errno != ENOENT &&
+			    errno != EAGAIN) {
+				retry_failed(names[i], errno, err);
+				rc = 1;
+			}
 		}
 		printf("%zu message%s requeued\n", done, done == 1 ? "" :
 		    "s");
 		spool_names_free(names, (size_t)n);
 		return rc;
 	}
-	for (a = 0; a < argc; a++) {
-		if (find(c, "retry", argv[a], &dir, name) == -1) {
+	for (a = 0; a < argc; a++)
+		if (retry_id(c, argv[a]) != 0)
 			rc = 1;
-			continue;
+	return rc;
+}
+
+/*
+ * Delete the message id wherever it is now, looked up again when it
+ * moves meanwhile; one in cur/ is being sent.  0, or 1 with the reason
+ * on stderr.
+ */
+static int
+delete_id(struct cli *c, const char *id)
+{
+	enum spool_dir	dir;
+	char		name[SPOOL_NAME_MAX];
+	int		tries;
+
+	for (tries = 0; tries < RETRY_TRIES; tries++) {
+		if (find(c, "delete", id, &dir, name) == -1)
+			return 1;
+		if (dir == SPOOL_CUR) {
+			fprintf(stderr, "msgspool: delete: %s is being sent "
+			    "(cur/)\n", id);
+			return 1;
 		}
-		switch (dir) {
-		case SPOOL_NEW:
-			break;
-		case SPOOL_FAILED:
-		case SPOOL_DEFERRED:
-			if (requeue(c, dir, name) == -1)
-				rc = 1;
-			break;
-		default:
-			fprintf(stderr, "msgspool: retry: %s is in %s/, "
-			    "not retried\n", argv[a], spool_dirname(dir));
-			rc = 1;
-			break;
+		if (spool_remove(c->spool, dir, name) == 0) {
+			blob_remove(c->spool, name);	/* its attachments */
+			return 0;
+		}
+		if (errno != ENOENT) {
+			fprintf(stderr, "msgspool: delete: %s: %s\n", id,
+			    strerror(errno));
+			return 1;
 		}
 	}
-	return rc;
+	fprintf(stderr, "msgspool: delete: %s keeps moving, not deleted\n",
+	    id);
+	return 1;
 }
 
 static int
 cmd_delete(struct cli *c, int argc, char **argv)
 {
-	enum spool_dir	dir;
-	char		name[SPOOL_NAME_MAX];
-	int		rc = 0, a;
+	int	rc = 0, a;
 
-	for (a = 0; a < argc; a++) {
-		if (find(c, "delete", argv[a], &dir, name) == -1) {
+	for (a = 0; a < argc; a++)
+		if (delete_id(c, argv[a]) != 0)
 			rc = 1;
-			continue;
-		}
-		if (dir == SPOOL_CUR) {
-			fprintf(stderr, "msgspool: delete: %s is being sent "
-			    "(cur/)\n", argv[a]);
-			rc = 1;
-		} else if (spool_remove(c->spool, dir, name) == -1) {
-			fprintf(stderr, "msgspool: delete: %s: %s\n", argv[a],
-			    strerror(errno));
-			rc = 1;
-		} else
-			blob_remove(c->spool, name);	/* its attachments */
-	}
 	return rc;
 }
 

@@ -3,7 +3,7 @@
  * Claims and recovery): a claim names its owner, is renewed and
  * released; recovery sends a dead claim back to new/ or deferred/ by
  * its due time and leaves a live one; a take never renames over a live
- * claim.
+ * claim, nor does a retry by hand.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,6 +237,110 @@ test_take_never_replaces_a_held_claim(void **state)
 	json_decref(doc);
 }
 
+/*
+ * A retry by hand moves the message as a claim does (msgspool(8),
+ * retry): never over a claim held in cur/, never while another holds
+ * the file; a canceled one stays when asked; a file that is no spool
+ * document stays where it is.  Once done the message is in new/ alone.
+ */
+static void
+test_retry_moves_it_as_a_claim(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256], path[512];
+	json_t		*doc, *got;
+	time_t		 now = time(NULL);
+	int		 claim, fd;
+
+	doc = enqueue(f, SPOOL_NEW, "again", id, name, sizeof(name));
+	claim = spool_claim(f->sp, name, &got, err, sizeof(err));
+	assert_true(claim >= 0);
+	json_decref(got);
+	/* A daemon has written the outcome, its claim still held. */
+	assert_int_equal(spool_store(f->sp, SPOOL_FAILED, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	assert_int_equal(spool_retry(f->sp, SPOOL_FAILED, name, 0, now, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_true(exists(f, SPOOL_FAILED, name));
+	assert_false(exists(f, SPOOL_NEW, name));
+	assert_int_equal(spool_remove(f->sp, SPOOL_CUR, name), 0);
+	spool_release(f->sp, name, claim);
+	/* The file itself held (a cancel taking it): busy too. */
+	state_path(f, SPOOL_FAILED, name, path, sizeof(path));
+	assert_true((fd = open(path, O_RDONLY)) >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(spool_retry(f->sp, SPOOL_FAILED, name, 0, now, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EBUSY);
+	close(fd);
+	/* Canceled, and to be left: left. */
+	msgdoc_cancel(doc, now);
+	assert_int_equal(spool_store(f->sp, SPOOL_FAILED, name, doc,
+	    SPOOL__MAX), MSG_OK);
+	assert_int_equal(spool_retry(f->sp, SPOOL_FAILED, name,
+	    SPOOL_RETRY_NOT_CANCELED, now, err, sizeof(err)), 1);
+	assert_true(exists(f, SPOOL_FAILED, name));
+	/* Retried: in new/ alone, due now, not canceled. */
+	assert_int_equal(spool_retry(f->sp, SPOOL_FAILED, name, 0, now, err,
+	    sizeof(err)), 0);
+	assert_false(exists(f, SPOOL_FAILED, name));
+	assert_false(exists(f, SPOOL_CUR, name));
+	assert_true(exists(f, SPOOL_NEW, name));
+	got = spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err));
+	assert_non_null(got);
+	assert_null(json_object_get(got, "canceled"));
+	assert_int_equal(msgdoc_due(got), now);
+	json_decref(got);
+	/* Gone meanwhile: ENOENT; from new/: not a retry's. */
+	assert_int_equal(spool_retry(f->sp, SPOOL_DEFERRED, name, 0, now, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(spool_retry(f->sp, SPOOL_NEW, name, 0, now, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EINVAL);
+	/* Not a spool document: left where it is. */
+	assert_int_equal(spool_move(f->sp, SPOOL_NEW, SPOOL_DEFERRED, name),
+	    0);
+	state_path(f, SPOOL_DEFERRED, name, path, sizeof(path));
+	assert_int_equal(truncate(path, 1), 0);
+	assert_int_equal(spool_retry(f->sp, SPOOL_DEFERRED, name, 0, now, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_true(exists(f, SPOOL_DEFERRED, name));
+	assert_false(exists(f, SPOOL_CUR, name));
+	json_decref(doc);
+}
+
+/*
+ * A retry that died between its new/ file and the removal of its
+ * claim: recovery removes the claim and keeps the retry.
+ */
+static void
+test_recover_keeps_a_retry_in_new(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[64], err[256];
+	json_t		*doc, *got;
+	int		 fd;
+
+	doc = enqueue(f, SPOOL_DEFERRED, "retried", id, name, sizeof(name));
+	fd = spool_take(f->sp, SPOOL_DEFERRED, name, &got, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(got);
+	msgdoc_retry(doc, time(NULL));
+	assert_int_equal(spool_store(f->sp, SPOOL_NEW, name, doc, SPOOL__MAX),
+	    MSG_OK);
+	close(fd);
+	assert_int_equal(spool_recover(f->sp), 0);
+	assert_false(exists(f, SPOOL_CUR, name));
+	got = spool_load(f->sp, SPOOL_NEW, name, err, sizeof(err));
+	assert_non_null(got);
+	assert_non_null(json_object_get(got, "retriedAt"));
+	json_decref(got);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -245,6 +350,8 @@ main(void)
 		T(test_claim_owner_renew_release),
 		T(test_recover_keeps_live_and_names_dead),
 		T(test_take_never_replaces_a_held_claim),
+		T(test_retry_moves_it_as_a_claim),
+		T(test_recover_keeps_a_retry_in_new),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
