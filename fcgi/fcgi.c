@@ -42,91 +42,6 @@ static const struct route prefixes[] = {
 	{ "/receipts/",			&ep_receipts },
 };
 
-/* Whether a path may hold c as it is: RFC 3986's unreserved, and "/". */
-static int
-path_char(int c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-	    c == '~' || c == '/';
-}
-
-/* The byte of a percent-escape at p ("%41"), or -1 when it is none. */
-static int
-escape_at(const char *p)
-{
-	int	hi, lo;
-
-	if (p[0] != '%' || (hi = util_hexval((unsigned char)p[1])) == -1 ||
-	    (lo = util_hexval((unsigned char)p[2])) == -1)
-		return -1;
-	return hi * 16 + lo;
-}
-
-/*
- * RFC 3986 5.2.4 on p, a path from its "/", in place, as lighttpd's
- * buffer_path_simplify does: "." and empty segments go (so "//" is "/"),
- * ".." takes the segment before it (none above the root), and a path
- * that ended on one of them ends on "/".
- */
-static void
-path_simplify(char *p)
-{
-	char	*out = p, *in = p, *seg;
-	size_t	 n;
-
-	while (*in == '/') {
-		seg = ++in;
-		n = strcspn(seg, "/");
-		in += n;
-		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-			while (out > p && *--out != '/')
-				continue;
-		} else if (n > 1 || (n == 1 && seg[0] != '.')) {
-			*out++ = '/';
-			memmove(out, seg, n);
-			out += n;
-			continue;
-		}
-		if (*in == '\0')
-			*out++ = '/';
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = '\0';
-}
-
-char *
-fcgi_path(const char *uri)
-{
-	char	*path;
-	size_t	 len, i, n = 0;
-	int	 c;
-
-	if (uri == NULL)
-		return NULL;
-	len = strcspn(uri, "?#");
-	if ((path = malloc(len + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		/*
-		 * What a route or its parameter is made of is decoded, and
-		 * "/" (lighttpd's url-path-2f-decode, nginx's $uri); any other
-		 * escape ("%3F", "%00") or a malformed one stays as it came.
-		 */
-		if ((c = escape_at(uri + i)) != -1 && path_char(c)) {
-			path[n++] = (char)c;
-			i += 2;
-		} else
-			path[n++] = uri[i];
-	}
-	path[n] = '\0';
-	/* A path that is no path ("*", "ping") routes nowhere as it is. */
-	if (path[0] == '/')
-		path_simplify(path);
-	return path;
-}
-
 const struct endpoint *
 fcgi_route(const char *path, const char **path_info)
 {
@@ -285,7 +200,7 @@ path_info_var(const char *path_info)
 		return NULL;
 	p = stpcpy(var, "PATH_INFO=");
 	for (; *path_info != '\0'; path_info++) {
-		if ((c = escape_at(path_info)) > 0) {
+		if ((c = util_escape_at(path_info)) > 0) {
 			*p++ = (char)c;
 			path_info += 2;
 		} else

@@ -13,18 +13,7 @@
 #include "http/cgi.h"
 
 /*
- * The path of a request's uri (REQUEST_URI) as the web servers map it to
- * a program (lighttpd with its defaults; msgspool-fcgi(8)): up to a '?'
- * or '#', with the percent-escapes of letters, digits, "-._~" and "/"
- * decoded and any other escape kept as it came ("%3F", "%00", a
- * malformed "%zz"), then its dot segments removed and repeated slashes
- * merged (RFC 3986 5.2.4): "/x/..//p%69ng" is "/ping".  malloc'd; NULL
- * when uri is NULL or out of memory.
- */
-char		*fcgi_path(const char *uri);
-
-/*
- * The endpoint of a path as fcgi_path gives it, or NULL when it is no
+ * The endpoint of a path as cgi_path gives it, or NULL when it is no
  * route: a route exactly (case counts, "/ping/" is not "/ping"), or
  * /messages/{id} and /receipts/{provider} with one segment after the
  * prefix, for which *path_info points at "/ID" inside path, what the

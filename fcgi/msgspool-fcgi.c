@@ -182,7 +182,7 @@ worker(int sock, const char *config)
 		/* The server's own error (lighttpd's server.error-handler). */
 		if ((r = cgi_server_error(req.envp)) != NULL)
 			answer(&io, r, req.envp);
-		else if ((path = fcgi_path(uri)) == NULL) {
+		else if ((path = cgi_path(uri)) == NULL) {
 			log_err("out of memory");
 			answer(&io, NULL, req.envp);
 		} else if ((ep = fcgi_route(path, &path_info)) == NULL)

@@ -269,6 +269,17 @@ util_hexval(int c)
 }
 
 int
+util_escape_at(const char *p)
+{
+	int	hi, lo;
+
+	if (p[0] != '%' || (hi = util_hexval((unsigned char)p[1])) == -1 ||
+	    (lo = util_hexval((unsigned char)p[2])) == -1)
+		return -1;
+	return hi * 16 + lo;
+}
+
+int
 util_same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&

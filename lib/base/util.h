@@ -54,6 +54,9 @@ int	util_replace_file(const char *path, const void *data, size_t len,
 /* The value of a hex digit (either case), or -1. */
 int	util_hexval(int c);
 
+/* The byte of a percent-escape at p ("%41"), or -1 when it is none. */
+int	util_escape_at(const char *p);
+
 /*
  * Whether two stats are of the same file unchanged: device, inode,
  * size, and modification and change times to the nanosecond.  The

@@ -1,6 +1,7 @@
 /*
  * cgi.c: the CGI/1.1 side of a request (RFC 3875): its environment, its
- * body read (exactly CONTENT_LENGTH bytes) or drained, over a cgi_io.
+ * path as the web servers route it, its body read (exactly
+ * CONTENT_LENGTH bytes) or drained, over a cgi_io.
  * The pipeline every route shares is serve.c's.
  */
 #include <ctype.h>
@@ -24,6 +25,79 @@ cgi_env(char *const *envp, const char *name)
 		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
 			return *envp + len + 1;
 	return NULL;
+}
+
+/* Whether a path may hold c as it is: RFC 3986's unreserved, and "/". */
+static int
+path_char(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~' || c == '/';
+}
+
+/*
+ * RFC 3986 5.2.4 on p, a path from its "/", in place, as lighttpd's
+ * buffer_path_simplify does: "." and empty segments go (so "//" is "/"),
+ * ".." takes the segment before it (none above the root), and a path
+ * that ended on one of them ends on "/".
+ */
+static void
+path_simplify(char *p)
+{
+	char	*out = p, *in = p, *seg;
+	size_t	 n;
+
+	while (*in == '/') {
+		seg = ++in;
+		n = strcspn(seg, "/");
+		in += n;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > p && *--out != '/')
+				continue;
+		} else if (n > 1 || (n == 1 && seg[0] != '.')) {
+			*out++ = '/';
+			memmove(out, seg, n);
+			out += n;
+			continue;
+		}
+		if (*in == '\0')
+			*out++ = '/';
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+char *
+cgi_path(const char *uri)
+{
+	char	*path;
+	size_t	 len, i, n = 0;
+	int	 c;
+
+	if (uri == NULL)
+		return NULL;
+	len = strcspn(uri, "?#");
+	if ((path = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		/*
+		 * What a route or its parameter is made of is decoded, and
+		 * "/" (lighttpd's url-path-2f-decode, nginx's $uri); any other
+		 * escape ("%3F", "%00") or a malformed one stays as it came.
+		 */
+		if ((c = util_escape_at(uri + i)) != -1 && path_char(c)) {
+			path[n++] = (char)c;
+			i += 2;
+		} else
+			path[n++] = uri[i];
+	}
+	path[n] = '\0';
+	/* A path that is no path ("*", "ping") routes nowhere as it is. */
+	if (path[0] == '/')
+		path_simplify(path);
+	return path;
 }
 
 void

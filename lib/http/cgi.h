@@ -146,6 +146,18 @@ void		 cgi_fd_io(struct cgi_io *io, struct cgi_fds *fds, int in,
 const char	*cgi_env(char *const *envp, const char *name);
 
 /*
+ * The path of a request's uri (REQUEST_URI) as the web servers map it to
+ * a program (lighttpd with its defaults; msgspool-fcgi(8)), so its route
+ * (msgspool-fcgi's, an Idempotency-Key's) whatever its spelling: up to a '?'
+ * or '#', with the percent-escapes of letters, digits, "-._~" and "/"
+ * decoded and any other escape kept as it came ("%3F", "%00", a
+ * malformed "%zz"), then its dot segments removed and repeated slashes
+ * merged (RFC 3986 5.2.4): "/x/..//p%69ng" is "/ping".  malloc'd; NULL
+ * when uri is NULL or out of memory.
+ */
+char		*cgi_path(const char *uri);
+
+/*
  * Fill req from the environment; the body is not read yet.  Never fails:
  * missing variables are NULL (method defaults to "GET").  A HEAD request
  * is a GET with head set: every route that answers GET answers HEAD with

@@ -245,7 +245,7 @@ idem_check(const struct request *req, struct ctx *ctx, struct idem **idem)
 {
 	struct response	*r;
 	const char	*v, *uri;
-	char		 key[IDEM_KEY_MAX + 1], route[256];
+	char		 key[IDEM_KEY_MAX + 1], *route;
 	long		 ttl;
 
 	*idem = NULL;
@@ -261,13 +261,19 @@ idem_check(const struct request *req, struct ctx *ctx, struct idem **idem)
 		log_err("config: idempotency-ttl: not a duration");
 		return response_error(500, "the service is misconfigured");
 	}
-	/* The route is part of the request: the path, not the query. */
+	/*
+	 * The route is part of the request: its path as the server routed
+	 * it, not as it was written ("/sms/v1//deliver" is /sms/v1/deliver;
+	 * msgspool-spool(5), Idempotency), nor the query.
+	 */
 	if ((uri = cgi_env(req->envp, "REQUEST_URI")) == NULL &&
 	    (uri = cgi_env(req->envp, "SCRIPT_NAME")) == NULL)
 		uri = "";
-	snprintf(route, sizeof(route), "%.*s", (int)strcspn(uri, "?"), uri);
+	if ((route = cgi_path(uri)) == NULL)
+		return response_error(500, "out of memory");
 	r = idem_begin(ctx->spool, ctx->client->id, key, route, req->body,
 	    req->body_len, ttl, time(NULL), idem);
+	free(route);
 	if (r == NULL && *idem == NULL)
 		r = response_error(500, "out of memory");
 	return r;

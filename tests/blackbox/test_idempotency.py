@@ -106,6 +106,54 @@ def test_another_body_is_422_and_queues_nothing(srv):
     assert len(queued(srv.inst)) == 1
 
 
+# The same route as the servers normalise the path (msgspool-fcgi(8);
+# test_paths.py): a merged "//", a dot segment, an escaped unreserved
+# character.
+SPELLINGS = ["/sms/v1//deliver", "//sms/v1/deliver", "/sms/v1/./deliver",
+             "/sms/v1/%64eliver"]
+
+
+def post_as_written(srv, path, body, key):
+    """POST body to path exactly as written (requests would normalise
+    it): (status, headers with lower-case names, body)."""
+    data = json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"X-API-KEY: {srv.inst.keys['acme']}\r\n"
+            f"Content-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n"
+            f"Idempotency-Key: {key}\r\nConnection: close\r\n\r\n")
+    return srv.raw(head.encode() + data)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_the_same_route_in_another_spelling_replays(srv, spelling):
+    """A key belongs to the route that serves the request, not to how
+    its path was written: the same key and body there replay the kept
+    reply and queue nothing, whichever spelling came first."""
+    path, body, status = ROUTES["sms"]
+    for n, (a, b) in enumerate([(path, spelling), (spelling, path)]):
+        key = f"spelled-{n}"
+        st, hdrs, first = post_as_written(srv, a, body, key)
+        assert st == status, (a, first)
+        assert "idempotent-replay" not in hdrs
+        st, hdrs, again = post_as_written(srv, b, body, key)
+        assert st == status, (b, again)
+        assert hdrs.get("idempotent-replay") == "true", (a, b, again)
+        assert again == first
+    assert len(queued(srv.inst)) == 2
+
+
+def test_another_route_of_the_same_program_is_422(srv):
+    """/deliver and /email/v1/deliver are one program but two routes
+    (their replies differ): the same key and body on the other is 422."""
+    _, body, _ = ROUTES["email"]
+    assert post(srv, "/deliver", body, "mail").status_code == 200
+    st, _, text = post_as_written(srv, "/email/v1//deliver", body, "mail")
+    assert st == 422, text
+    assert json.loads(text)["type"].endswith(":idempotency-key-reused")
+    assert len(queued(srv.inst)) == 1
+
+
 @pytest.mark.parametrize("key", ["x" * 256, "caf\u00e9", "a\tb",
                                  '"open', '"a"b'])
 def test_invalid_key_is_400(srv, key):

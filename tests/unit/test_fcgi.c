@@ -61,14 +61,14 @@ test_route_param(void **state)
 	assert_string_equal(pi, "/tw%3Fx");
 }
 
-/* fcgi_path of uri is want, and routes to ep. */
+/* cgi_path of uri is want, and routes to ep. */
 static void
 assert_path(const char *uri, const char *want, const struct endpoint *ep)
 {
 	const char	*pi;
 	char		*path;
 
-	path = fcgi_path(uri);
+	path = cgi_path(uri);
 	assert_non_null(path);
 	assert_string_equal(path, want);
 	assert_ptr_equal(fcgi_route(path, &pi), ep);
@@ -124,7 +124,7 @@ test_path(void **state)
 	assert_path("?/ping", "", NULL);
 	assert_path("*", "*", NULL);
 	assert_path("ping", "ping", NULL);
-	assert_null(fcgi_path(NULL));
+	assert_null(cgi_path(NULL));
 }
 
 static void
