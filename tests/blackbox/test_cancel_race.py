@@ -9,11 +9,10 @@ interleave exactly."""
 import os
 import signal
 import subprocess
-import time
 
-import pytest
 
-from conftest import CGI_DIR, STATES
+from conftest import STATES
+from harness.faultstop import WAIT, end, fault_program, stopped_or_done
 
 # msgspoold: the outcome written (deferred/ID), cur/ID not yet removed.
 RECORDED = "commit: recorded, the old not yet removed"
@@ -21,42 +20,12 @@ RECORDED = "commit: recorded, the old not yet removed"
 TAKEN = "take: renamed into cur/"
 # A provider that fails for now: nothing listens on the discard port.
 CONF = "[sms]\nprovider = http\nurl = http://127.0.0.1:9/\n"
-WAIT = 30
-
-
-def _fault(prog):
-    p = CGI_DIR.parent / "tests" / "fault" / prog
-    assert p.is_file(), f"{p}: the fault build is missing (make check-build)"
-    return p
-
-
-def _state(pid):
-    """The state letter of process pid (T: stopped), or None when gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _until(cond, what):
-    end = time.monotonic() + WAIT
-    while not cond():
-        assert time.monotonic() < end, f"not within {WAIT} s: {what}"
-        time.sleep(0.01)
-
-
-def _stopped_or_done(proc):
-    """Wait until proc stops itself or exits: True when stopped."""
-    _until(lambda: proc.poll() is not None or _state(proc.pid) == "T",
-           f"pid {proc.pid} stopped or exited")
-    return proc.poll() is None
 
 
 def _daemon(inst, log):
     env = {k: v for k, v in os.environ.items() if k != "MSGSPOOL_CONFIG"}
     env["MSGSPOOL_STOP"] = RECORDED
-    return subprocess.Popen([str(_fault("msgspoold")), "-c", str(inst.conf),
+    return subprocess.Popen([str(fault_program("msgspoold")), "-c", str(inst.conf),
                              "--once"], env=env, stdout=subprocess.DEVNULL,
                             stderr=log)
 
@@ -67,17 +36,9 @@ def _cancel_cgi(inst, msgid, stop):
            "REQUEST_URI": f"/messages/{msgid}",
            "SCRIPT_NAME": "/messages", "PATH_INFO": f"/{msgid}",
            "HTTP_X_API_KEY": inst.keys["acme"], "MSGSPOOL_STOP": stop}
-    return subprocess.Popen([str(_fault("messages"))], env=env,
+    return subprocess.Popen([str(fault_program("messages"))], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-
-
-def _end(*procs):
-    for p in procs:
-        if p is not None and p.poll() is None:
-            os.kill(p.pid, signal.SIGCONT)
-            p.kill()
-            p.wait()
 
 
 def _files(inst, msgid):
@@ -96,7 +57,7 @@ def _recording(srv, tmp_path):
     log = open(tmp_path / "msgspoold.log", "wb")
     daemon = _daemon(inst, log)
     log.close()
-    assert _stopped_or_done(daemon), (tmp_path / "msgspoold.log").read_text()
+    assert stopped_or_done(daemon), (tmp_path / "msgspoold.log").read_text()
     assert _files(inst, msgid) == [("deferred", msgid + ".json"),
                                    ("cur", msgid + ".json")]
     return msgid, daemon
@@ -139,7 +100,7 @@ def test_cancel_while_the_daemon_records_a_retry(srv, tmp_path):
         r = srv.request("DELETE", "/messages/" + msgid)
         _resume(daemon, tmp_path)
     finally:
-        _end(daemon)
+        end(daemon)
     _one_state(srv, msgid, r.status_code, r.text)
 
 
@@ -153,13 +114,13 @@ def test_daemon_removes_its_claim_while_a_cancel_holds_the_name(srv,
     cgi = None
     try:
         cgi = _cancel_cgi(srv.inst, msgid, TAKEN)
-        raced = _stopped_or_done(cgi)
+        raced = stopped_or_done(cgi)
         _resume(daemon, tmp_path)
         if raced:
             os.kill(cgi.pid, signal.SIGCONT)
         out, err = cgi.communicate(timeout=WAIT)
     finally:
-        _end(daemon, cgi)
+        end(daemon, cgi)
     head = out.split(b"\n", 1)[0].decode()
     assert head.startswith("Status: "), (out[:300], err)
     why = (f"the cancel {'was' if raced else 'was not'} stopped after its "

@@ -1,13 +1,11 @@
 """Delivery receipts: /receipts/{twilio,whatsapp,http} through the real web
-server, signed as the providers sign (computed here with Python's hmac,
+server, signed as the providers sign (harness/receiptsign.py, with Python's hmac,
 not the project's code), stored in receipts/ and applied by msgspoold to
 GET /messages/{id} (conf/openapi.yaml; msgspool-spool(5)).  The replies
 of the receipts program are also checked against conf/openapi.yaml
 (openapi_check)."""
 
 import base64
-import hashlib
-import hmac
 import json
 import time
 import urllib.parse
@@ -18,6 +16,7 @@ from conftest import parse_time
 from delivery_support import daemons  # noqa: F401 (fixture)
 from openapi_check import check_reply
 from doubles.standin import Standin
+from harness.receiptsign import meta_sig, stdwh_sig, twilio_sig
 
 __all__ = ["daemons"]
 
@@ -44,17 +43,11 @@ def _receipts(inst):
 
 # ---------------------------------------------------------------- twilio
 
-def _twilio_sig(token, url, params):
-    data = url + "".join(k + params[k] for k in sorted(params))
-    mac = hmac.new(token.encode(), data.encode(), hashlib.sha1).digest()
-    return base64.b64encode(mac).decode()
-
-
 def _twilio_post(srv, standin, msgid, params, sig=None, query=None):
     query = f"id={msgid}" if query is None else query
     url = f"{PUBLIC}/receipts/twilio" + (f"?{query}" if query else "")
     if sig is None:
-        sig = _twilio_sig(standin.twilio_auth_token, url, params)
+        sig = twilio_sig(standin.twilio_auth_token, url, params)
     path = "/receipts/twilio" + (f"?{query}" if query else "")
     r = srv.request("POST", path, client=None,
                     data=urllib.parse.urlencode(params),
@@ -152,14 +145,14 @@ def test_twilio_bad_signature_is_403_and_stores_nothing(srv, standin,
     sid, msg_sid = _twilio_sent(srv, standin, daemons)
     params = _twilio_params(standin, msg_sid, "delivered")
     for sig in ("", "bm90IGEgc2lnbmF0dXJl",
-                _twilio_sig("wrong token", f"{PUBLIC}/receipts/twilio?id="
+                twilio_sig("wrong token", f"{PUBLIC}/receipts/twilio?id="
                             + sid, params)):
         r = _twilio_post(srv, standin, sid, params, sig=sig)
         assert r.status_code == 403, (sig, r.status_code, r.text)
         assert r.headers["Content-Type"].startswith(
             "application/problem+json")
     # Signed for another message than the URL says: refused too.
-    r = _twilio_post(srv, standin, sid, params, sig=_twilio_sig(
+    r = _twilio_post(srv, standin, sid, params, sig=twilio_sig(
         standin.twilio_auth_token, f"{PUBLIC}/receipts/twilio", params))
     assert r.status_code == 403
     assert _receipts(srv.inst) == []
@@ -232,8 +225,7 @@ def _wa_body(standin, statuses):
 
 
 def _wa_post(srv, body, secret=APP_SECRET):
-    sig = "sha256=" + hmac.new(secret.encode(), body,
-                               hashlib.sha256).hexdigest()
+    sig = meta_sig(secret, body)
     r = srv.request("POST", "/receipts/whatsapp", client=None, data=body,
                     headers={"Content-Type": "application/json",
                              "X-Hub-Signature-256": sig})
@@ -279,13 +271,6 @@ def test_whatsapp_read_never_goes_back(srv, standin, daemons):
 
 # ------------------------------------------------------------------ http
 
-def _stdwh(secret, msg_id, ts, body):
-    key = base64.b64decode(secret[len("whsec_"):])
-    mac = hmac.new(key, f"{msg_id}.{ts}.".encode() + body,
-                   hashlib.sha256).digest()
-    return "v1," + base64.b64encode(mac).decode()
-
-
 def test_http_receipt_signed_per_standard_webhooks(srv, standin, daemons):
     inst = srv.inst
     inst.write_conf(standin.hook_config("sms") +
@@ -300,18 +285,18 @@ def test_http_receipt_signed_per_standard_webhooks(srv, standin, daemons):
     hdrs = {"Content-Type": "application/json", "webhook-id": "msg_1",
             "webhook-timestamp": ts}
     # Wrong key, stale timestamp: 403.
-    bad = dict(hdrs, **{"webhook-signature": _stdwh(
+    bad = dict(hdrs, **{"webhook-signature": stdwh_sig(
         "whsec_" + base64.b64encode(b"x" * 24).decode(), "msg_1", ts,
         body)})
     assert srv.request("POST", "/receipts/http", client=None, data=body,
                        headers=bad).status_code == 403
     old = str(int(time.time()) - 3600)
     stale = dict(hdrs, **{"webhook-timestamp": old, "webhook-signature":
-                          _stdwh(HTTP_SECRET, "msg_1", old, body)})
+                          stdwh_sig(HTTP_SECRET, "msg_1", old, body)})
     assert srv.request("POST", "/receipts/http", client=None, data=body,
                        headers=stale).status_code == 403
     good = dict(hdrs, **{"webhook-signature": "v1,bm9wZQ== " +
-                         _stdwh(HTTP_SECRET, "msg_1", ts, body)})
+                         stdwh_sig(HTTP_SECRET, "msg_1", ts, body)})
     r = srv.request("POST", "/receipts/http", client=None, data=body,
                     headers=good)
     assert r.status_code == 200, r.text
@@ -362,7 +347,7 @@ def test_http_receipt_by_the_providers_id(srv, daemons):
                             headers={"Content-Type": "application/json",
                                      "webhook-id": "msg_" + pid,
                                      "webhook-timestamp": ts,
-                                     "webhook-signature": _stdwh(
+                                     "webhook-signature": stdwh_sig(
                                          HTTP_SECRET, "msg_" + pid, ts,
                                          body)})
             assert r.status_code == 200, r.text

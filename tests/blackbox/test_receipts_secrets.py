@@ -10,14 +10,13 @@ Unix-seconds timestamp is taken at the time it arrived."""
 
 import base64
 import calendar
-import hashlib
-import hmac
 import json
 import time
 import urllib.parse
 
 import pytest
 
+from harness.receiptsign import meta_sig, stdwh_sig, twilio_sig
 from openapi_check import check_reply
 
 PUBLIC = "https://msg.example.com"
@@ -52,9 +51,7 @@ def _twilio_post(srv, token):
               "MessageStatus": "delivered", "To": "+4915112340077",
               "From": "+15005550006", "ApiVersion": "2010-04-01"}
     url = f"{PUBLIC}/receipts/twilio"
-    data = url + "".join(k + params[k] for k in sorted(params))
-    sig = base64.b64encode(hmac.new(token.encode(), data.encode(),
-                                    hashlib.sha1).digest()).decode()
+    sig = twilio_sig(token, url, params)
     r = srv.request("POST", "/receipts/twilio", client=None,
                     data=urllib.parse.urlencode(params),
                     headers={"Content-Type":
@@ -113,8 +110,7 @@ def _wa_body(statuses):
 
 
 def _wa_post(srv, body, secret, check=True):
-    sig = "sha256=" + hmac.new(secret.encode(), body,
-                               hashlib.sha256).hexdigest()
+    sig = meta_sig(secret, body)
     r = srv.request("POST", "/receipts/whatsapp", client=None, data=body,
                     headers={"Content-Type": "application/json",
                              "X-Hub-Signature-256": sig})
@@ -221,14 +217,11 @@ def test_whatsapp_status_timestamp_is_kept(srv):
 def _http_post(srv, secret):
     body = json.dumps({"id": "prov-1", "status": "delivered"}).encode()
     ts = str(int(time.time()))
-    key = base64.b64decode(secret[len("whsec_"):])
-    mac = hmac.new(key, f"msg_1.{ts}.".encode() + body,
-                   hashlib.sha256).digest()
     r = srv.request("POST", "/receipts/http", client=None, data=body,
                     headers={"Content-Type": "application/json",
                              "webhook-id": "msg_1", "webhook-timestamp": ts,
-                             "webhook-signature": "v1," +
-                             base64.b64encode(mac).decode()})
+                             "webhook-signature":
+                             stdwh_sig(secret, "msg_1", ts, body)})
     check_reply(r)
     return r
 
