@@ -1,0 +1,65 @@
+/*
+ * suppress.h: each client's suppression lists (msgspool-spool(5),
+ * Suppressions): the addresses a client's messages must not go to, one
+ * list per client and channel.  A suppression is one JSON file,
+ *
+ *	suppressions/CLIENT/CHANNEL/ADDRESS.json
+ *	{"version":1, "channel", "address", "source", "reason", "createdAt"}
+ *
+ * written durably (tmp/, fsync, rename, directory fsync), its name the
+ * normalized address with unsafe bytes escaped, so that one lookup is
+ * one open whatever the list's size, and grep and rm work on it too.
+ * No state is kept in memory: several hosts share the lists on NFS.
+ */
+#ifndef SUPPRESS_H
+#define SUPPRESS_H
+
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "base/channel.h"
+
+struct spool;
+
+#define SUPPRESS_AREA		"suppressions"
+/* An address, normalized, at most (an email's 254 and its NUL). */
+#define SUPPRESS_ADDR_MAX	256
+
+/*
+ * The address as lists compare it (msgspool-spool(5), Suppressions):
+ * E.164 "+digits" for sms and voice, digits for ott, an email address
+ * with its domain lowercased; into out.  0, or -1 when addr is not
+ * valid for the channel.
+ */
+int	 suppress_normalize(enum channel ch, const char *addr, char *out,
+	    size_t outlen);
+
+/*
+ * The suppression of client's addr on channel ch (a new reference:
+ * {"channel","address","source","reason","createdAt"}), or NULL when
+ * there is none (errno 0) or on error (errno set).
+ */
+json_t	*suppress_get(struct spool *, const char *client, enum channel ch,
+	    const char *addr);
+
+/*
+ * Suppress addr for client on ch, durably, with source ("manual",
+ * "stop", "bounce", "unsubscribe") and reason (may be NULL): 1 added, 0
+ * there already (left as it was), -1 with errno (EINVAL for an address
+ * invalid for ch).  *out, when out is not NULL, gets the object (new
+ * reference).
+ */
+int	 suppress_add(struct spool *, const char *client, enum channel ch,
+	    const char *addr, const char *source, const char *reason,
+	    json_t **out);
+
+/*
+ * Remove it; when only_source is not NULL only if its source is that
+ * one (a START removes only a "stop"): 0 removed, 1 none (or of another
+ * source), -1 with errno.
+ */
+int	 suppress_remove(struct spool *, const char *client, enum channel ch,
+	    const char *addr, const char *only_source);
+
+#endif
