@@ -294,21 +294,29 @@ config_path(const struct config *c, const char *section, const char *key,
 /*
  * The secrets of msgspool.conf(5) and what each must be: a word of
  * some kind (the providers' tokens and passwords, which their own
- * services check), or a Standard Webhooks secret, which msgspool keys
- * its HMACs with and so must be long enough.  A key not listed here is
- * checked as a word.
+ * services check), a Standard Webhooks secret, which msgspool keys
+ * its HMACs with and so must be long enough, or a key of msgspool's
+ * own (config_secret_key): such a secret or any other value of as
+ * many bytes.  A key not listed here is checked as a word.
  */
+enum secret_kind_type {
+	SECRET_WORD,
+	SECRET_WHSEC,
+	SECRET_KEY
+};
+
 static const struct secret_kind {
-	const char	*key;
-	int		 whsec;
+	const char		*key;
+	enum secret_kind_type	 kind;
 } secret_kinds[] = {
-	{ "auth-token", 0 },		/* twilio */
-	{ "token", 0 },			/* whatsapp */
-	{ "app-secret", 0 },
-	{ "verify-token", 0 },
-	{ "password", 0 },		/* smtp, smpp */
-	{ "receipt-secret", 1 },	/* http */
-	{ "webhook-secret", 1 },	/* client.ID */
+	{ "auth-token", SECRET_WORD },		/* twilio */
+	{ "token", SECRET_WORD },		/* whatsapp */
+	{ "app-secret", SECRET_WORD },
+	{ "verify-token", SECRET_WORD },
+	{ "password", SECRET_WORD },		/* smtp, smpp */
+	{ "receipt-secret", SECRET_WHSEC },	/* http */
+	{ "webhook-secret", SECRET_WHSEC },	/* client.ID */
+	{ "unsubscribe-secret", SECRET_KEY },	/* top level */
 };
 
 unsigned char *
@@ -327,39 +335,67 @@ config_whsec_key(const char *secret, size_t *len)
 	return key;
 }
 
+unsigned char *
+config_secret_key(const char *secret, size_t *len)
+{
+	unsigned char	*key;
+
+	*len = 0;
+	if (secret == NULL)
+		return NULL;
+	if (strncmp(secret, "whsec_", 6) == 0)
+		return config_whsec_key(secret, len);
+	if (strlen(secret) < CONFIG_WHSEC_MIN ||
+	    (key = malloc(strlen(secret))) == NULL)
+		return NULL;
+	memcpy(key, secret, strlen(secret));
+	*len = strlen(secret);
+	return key;
+}
+
 /*
  * Whether the len bytes of a secret (from key, read from where) are
  * one of its kind; the reason in err when they are not.
  */
 static int
-secret_valid(const char *section, const char *key, const char *where,
+secret_valid(const char *label, const char *key, const char *where,
     const char *s, size_t len, char *err, size_t errlen)
 {
-	unsigned char	*k;
-	size_t		 i, klen;
-	int		 whsec = 0;
+	enum secret_kind_type	 kind = SECRET_WORD;
+	unsigned char		*k;
+	size_t			 i, klen;
 
 	for (i = 0; i < sizeof(secret_kinds) / sizeof(secret_kinds[0]); i++)
 		if (strcmp(secret_kinds[i].key, key) == 0)
-			whsec = secret_kinds[i].whsec;
+			kind = secret_kinds[i].kind;
 	for (i = 0; i < len && isspace((unsigned char)s[i]); i++)
 		;
 	if (i == len) {
-		util_seterr(err, errlen, "[%s] %s: %s%s", section, where,
+		util_seterr(err, errlen, "%s%s: %s%s", label, where,
 		    len == 0 ? "empty" : "blank", strcmp(key, where) == 0 ?
 		    "" : " file");
 		return 0;
 	}
 	if (memchr(s, '\0', len) != NULL) {
-		util_seterr(err, errlen, "[%s] %s: holds a NUL byte", section,
+		util_seterr(err, errlen, "%s%s: holds a NUL byte", label,
 		    where);
 		return 0;
 	}
-	if (whsec) {
+	if (kind == SECRET_WHSEC) {
 		if ((k = config_whsec_key(s, &klen)) == NULL) {
-			util_seterr(err, errlen, "[%s] %s: not \"whsec_\" and "
-			    "the base64 of %d bytes or more", section, where,
+			util_seterr(err, errlen, "%s%s: not \"whsec_\" and "
+			    "the base64 of %d bytes or more", label, where,
 			    CONFIG_WHSEC_MIN);
+			return 0;
+		}
+		free(k);
+	}
+	if (kind == SECRET_KEY) {
+		if ((k = config_secret_key(s, &klen)) == NULL) {
+			util_seterr(err, errlen, "%s%s: %s %d bytes", label,
+			    where, strncmp(s, "whsec_", 6) == 0 ?
+			    "\"whsec_\" and not the base64 of" :
+			    "shorter than", CONFIG_WHSEC_MIN);
 			return 0;
 		}
 		free(k);
@@ -382,12 +418,15 @@ char *
 config_secret(const struct config *c, const char *section, const char *key,
     char *err, size_t errlen)
 {
-	char		 fkey[256], *path, *buf;
-	const char	*v, *sec = section ? section : "";
+	char		 fkey[256], sec[160], *path, *buf;
+	const char	*v;
 	size_t		 len;
 	int		 fd;
 
 	snprintf(fkey, sizeof(fkey), "%s-file", key);
+	/* "[section] key: why", or "key: why" for a top-level one. */
+	snprintf(sec, sizeof(sec), section && *section ? "[%s] " : "%s",
+	    section ? section : "");
 	/* An empty key = never hides its key-file (msgspool.conf(5)). */
 	if ((v = config_get(c, section, key)) != NULL &&
 	    (*v != '\0' || config_get(c, section, fkey) == NULL)) {
@@ -396,22 +435,22 @@ config_secret(const struct config *c, const char *section, const char *key,
 		return strdup(v);
 	}
 	if ((v = config_get(c, section, fkey)) == NULL) {
-		util_seterr(err, errlen, "[%s] has neither %s nor %s", sec,
-		    key, fkey);
+		util_seterr(err, errlen, "%s%s %s nor %s", sec, *sec ?
+		    "has neither" : "neither", key, fkey);
 		return NULL;
 	}
 	if (*v == '\0') {
-		util_seterr(err, errlen, "[%s] %s: empty, no file named", sec,
+		util_seterr(err, errlen, "%s%s: empty, no file named", sec,
 		    fkey);
 		return NULL;
 	}
 	if ((path = config_path(c, section, fkey, NULL)) == NULL) {
-		util_seterr(err, errlen, "[%s] %s: out of memory", sec, fkey);
+		util_seterr(err, errlen, "%s%s: out of memory", sec, fkey);
 		return NULL;
 	}
 	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1 ||
 	    util_read_all(fd, SECRET_MAX, &buf, &len) == -1) {
-		util_seterr(err, errlen, "[%s] %s: %s: %s", sec, fkey, path,
+		util_seterr(err, errlen, "%s%s: %s: %s", sec, fkey, path,
 		    errno == EFBIG ? "too large for a secret" :
 		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		if (fd != -1)

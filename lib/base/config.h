@@ -78,10 +78,12 @@ char		*config_path(const struct config *, const char *section,
  * A secret (msgspool.conf(5), Values): the value of key or, when it is
  * absent or empty, the contents of the file named by "key-file" with one
  * trailing newline removed.  Every secret is checked here, by its kind:
- * none may be empty, blank or hold a NUL byte, and receipt-secret and
+ * none may be empty, blank or hold a NUL byte, receipt-secret and
  * webhook-secret must be "whsec_" and the base64 of CONFIG_WHSEC_MIN
- * bytes or more (config_whsec_key).  Returns a malloc'd string, or NULL
- * with a reason that names "[section] key" in err (absent, empty,
+ * bytes or more (config_whsec_key), and unsubscribe-secret that or any
+ * other value of CONFIG_WHSEC_MIN bytes or more (config_secret_key).
+ * Returns a malloc'd string, or NULL with a reason that names
+ * "[section] key" ("key" at top level) in err (absent, empty,
  * unreadable, too weak).
  */
 char		*config_secret(const struct config *, const char *section,
@@ -93,8 +95,9 @@ int		 config_secret_given(const struct config *,
 
 /*
  * Check every secret a section gives (auth-token, token, app-secret,
- * verify-token, password, receipt-secret, webhook-secret; each absent
- * one is fine) as config_secret does.  0, or -1 with the reason of the
+ * verify-token, password, receipt-secret, webhook-secret,
+ * unsubscribe-secret; each absent one is fine; NULL or "": the
+ * top-level keys) as config_secret does.  0, or -1 with the reason of the
  * first bad one in err.
  */
 int		 config_secrets_check(const struct config *,
@@ -106,6 +109,15 @@ int		 config_secrets_check(const struct config *,
  * secret is not that or decodes to fewer than CONFIG_WHSEC_MIN bytes.
  */
 unsigned char	*config_whsec_key(const char *secret, size_t *len);
+
+/*
+ * The key of a secret msgspool keys its own HMACs with
+ * (unsubscribe-secret): the bytes config_whsec_key gives for one that
+ * begins "whsec_", else the secret's own bytes.  malloc'd (caller
+ * frees), their count in *len; NULL when they are fewer than
+ * CONFIG_WHSEC_MIN (or "whsec_" and not base64).
+ */
+unsigned char	*config_secret_key(const char *secret, size_t *len);
 
 /*
  * A size or count: digits with an optional K, M or G suffix (binary).

@@ -319,6 +319,54 @@ test_secret_whsec_kinds(void **state)
 }
 
 static void
+test_secret_key_kind(void **state)
+{
+	/* unsubscribe-secret: whsec_ and 24 bytes, or 24 bytes of any. */
+	const char	*whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+	const char	*word = "0123456789abcdef01234567";
+	struct config	*c;
+	char		 conf[256], err[512] = "";
+	unsigned char	*k;
+	size_t		 len;
+
+	(void)state;
+	snprintf(conf, sizeof(conf), "[s]\nunsubscribe-secret = %s\n", whsec);
+	secret_is(conf, "unsubscribe-secret", whsec, NULL);
+	snprintf(conf, sizeof(conf), "[s]\nunsubscribe-secret = %s\n", word);
+	secret_is(conf, "unsubscribe-secret", word, NULL);
+	/* 23 bytes; whsec_ that is not 24 bytes of base64. */
+	snprintf(conf, sizeof(conf), "[s]\nunsubscribe-secret = %.23s\n",
+	    word);
+	secret_is(conf, "unsubscribe-secret", NULL, "shorter than 24 bytes");
+	secret_is("[s]\nunsubscribe-secret = whsec_aw==\n",
+	    "unsubscribe-secret", NULL, "not the base64 of 24 bytes");
+	secret_is("[s]\nunsubscribe-secret = whsec_" "0123456789abcdef0123456789"
+	    "!\n", "unsubscribe-secret", NULL, "not the base64 of 24 bytes");
+	secret_is("[s]\nunsubscribe-secret =\n", "unsubscribe-secret", NULL,
+	    "unsubscribe-secret: empty");
+	/* The key: the decoded bytes of whsec_, else the bytes as they are. */
+	assert_non_null(k = config_secret_key(whsec, &len));
+	assert_int_equal(len, 24);
+	free(k);
+	assert_non_null(k = config_secret_key(word, &len));
+	assert_int_equal(len, 24);
+	assert_memory_equal(k, word, 24);
+	free(k);
+	assert_null(config_secret_key("short", &len));
+	assert_int_equal(len, 0);
+	assert_null(config_secret_key(NULL, &len));
+	/* A top-level secret: its reason names the key alone. */
+	c = parse_ok("unsubscribe-secret = short\n[s]\nx = y\n");
+	assert_int_equal(config_secrets_check(c, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "unsubscribe-secret: shorter than 24 bytes");
+	assert_null(config_secret(c, NULL, "unsubscribe-secret-x", err,
+	    sizeof(err)));
+	assert_string_equal(err, "neither unsubscribe-secret-x nor "
+	    "unsubscribe-secret-x-file");
+	config_free(c);
+}
+
+static void
 test_secrets_check(void **state)
 {
 	struct config	*c;
@@ -580,6 +628,7 @@ main(void)
 		T(test_secret_never_empty),
 		T(test_secret_empty_does_not_hide_file),
 		cmocka_unit_test(test_secret_whsec_kinds),
+		cmocka_unit_test(test_secret_key_kind),
 		cmocka_unit_test(test_secrets_check),
 		cmocka_unit_test(test_size_values),
 		cmocka_unit_test(test_size_bad_values),
