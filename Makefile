@@ -59,7 +59,7 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # spool's files), content (channels, clients, templates, messages), http
 # (requests and replies).
 LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
-LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event
+LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress
 LIB_CONTENT	 = keys html sms tmpl unsub
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
@@ -417,12 +417,13 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
 	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
-	@# blobs/, rates/ (each client's rate), idempotency/ (keys), and
+	@# blobs/, rates/ (each client's rate), idempotency/ (keys),
+	@# suppressions/ (each client's lists: the suppressions program), and
 	@# cur/ and failed/ for a client's cancel (setgid, group-writable);
 	@# it reads sent/; outbox/ is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
 	for d in tmp new deferred uploads blobs receipts events rates \
-	    idempotency claims; do \
+	    idempotency claims suppressions; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done

@@ -40,10 +40,15 @@ spool_errno_status(int e)
 
 #define COMMIT_CHUNK	64	/* files open at once while syncing */
 
-/* A file being written: its temporary name and descriptor. */
+/*
+ * A file being written: its temporary name and descriptor.  Its name,
+ * the caller's, may be longer than a message's (a suppression's is its
+ * address: suppress.h); the temporary one takes at most its first
+ * SPOOL_NAME_MAX - 1 bytes, the rest being unique anyway.
+ */
 struct pending {
 	char	tmp[SPOOL_NAME_MAX + SPOOL_ID_LEN + NETFS_HOST_MAX + 32];
-	char	name[SPOOL_NAME_MAX];
+	const char *name;
 	int	fd;
 	int	dirfd;
 	time_t	mtime;
@@ -68,7 +73,8 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	 * Unique even when a file is rewritten in place, and across the
 	 * hosts that share a spool: their host name and pid, as maildir's.
 	 */
-	snprintf(p->tmp, sizeof(p->tmp), "%s.%s.%s.%ld", p->name, id,
+	snprintf(p->tmp, sizeof(p->tmp), "%.*s.%s.%s.%ld",
+	    SPOOL_NAME_MAX - 1, p->name, id,
 	    netfs_hostname(host, sizeof(host)), (long)getpid());
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
@@ -143,8 +149,7 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 		/* Write them all, then sync: the first sync commits the
 		 * journal for the others too. */
 		for (j = 0; j < chunk; j++) {
-			snprintf(p[j].name, sizeof(p[j].name), "%s",
-			    names[i + j]);
+			p[j].name = names[i + j];
 			p[j].dirfd = dirfds[i + j];
 			p[j].mtime = mtimes[i + j];
 			st[i + j] = p[j].dirfd == -1 ? MSG_TEMPFAIL :

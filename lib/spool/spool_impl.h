@@ -1,6 +1,8 @@
 /*
  * spool_impl.h: what spool.c, commit.c, area.c and claim.c share, and
- * nothing else sees: the spool's structure and its internal helpers.
+ * the modules that keep files of their own in the spool (suppress.c,
+ * idem.c) use; nothing else sees it: the spool's structure and its
+ * internal helpers.
  */
 #ifndef SPOOL_IMPL_H
 #define SPOOL_IMPL_H
@@ -63,8 +65,9 @@ void		 spool_set_aside(struct spool *, enum spool_dir d,
 DIR		*spool_open_state(struct spool *, int d);
 
 /*
- * Write docs durably: dirfds[i] is where item i goes, names[i] its name,
- * mtimes[i] its modification time (0: now).  Directories are synced
+ * Write docs durably: dirfds[i] is where item i goes, names[i] its name
+ * (a file name, up to NAME_MAX bytes), mtimes[i] its modification time
+ * (0: now).  Directories are synced
  * once each, after every rename; an item whose directory cannot be
  * synced is removed again and fails.  Sets st[i].
  */

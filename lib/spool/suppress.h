@@ -62,4 +62,21 @@ int	 suppress_add(struct spool *, const char *client, enum channel ch,
 int	 suppress_remove(struct spool *, const char *client, enum channel ch,
 	    const char *addr, const char *only_source);
 
+/*
+ * A page of suppressions, newest first (by when they were made):
+ * client's (NULL: every client's, each object then naming its "client"
+ * too), on channel ch (CHANNEL__MAX: every channel), made before the one
+ * the cursor after names (NULL: from the newest), at most limit of them
+ * (0: all).  A new array; *next, when next is not NULL, gets the cursor
+ * of the page after it (malloc'd), or NULL when this one is the last.
+ * NULL with errno set on error (EINVAL: a client, channel or cursor
+ * that is none).  Its cost grows with the lists it reads; a lookup's
+ * (suppress_get) does not.
+ */
+json_t	*suppress_list(struct spool *, const char *client, enum channel ch,
+	    const char *after, size_t limit, char **next);
+
+/* Whether s is a cursor suppress_list makes (the "next" of a page). */
+int	 suppress_cursor_valid(const char *s);
+
 #endif

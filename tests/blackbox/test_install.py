@@ -129,10 +129,12 @@ def test_spool_modes(dest):
     assert mode(spool) == 0o750
     # The CGI user writes here (cur/ and failed/: a client's cancel).
     # Also receipts/ (the receipts program), events/ (a cancel's event)
-    # rates/ (each client's rate, counted by the send programs) and
-    # idempotency/ (the records of Idempotency-Key).
+    # rates/ (each client's rate, counted by the send programs),
+    # idempotency/ (the records of Idempotency-Key) and suppressions/
+    # (each client's lists, written by the suppressions program).
     for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
-              "failed", "receipts", "events", "rates", "idempotency"):
+              "failed", "receipts", "events", "rates", "idempotency",
+              "suppressions"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
     for d in ("sent", "index", "events-failed", "status"):

@@ -1,0 +1,653 @@
+/*
+ * suppress.c: each client's suppression lists (suppress.h;
+ * msgspool-spool(5), Suppressions).  The one file that knows a
+ * suppression's document and where it lives:
+ *
+ *	suppressions/CLIENT/CHANNEL/NAME.json
+ *	{"version":1, "id", "channel", "address", "source", "reason",
+ *	 "createdAt"}
+ *
+ * NAME is the normalized address with every byte but letters, digits
+ * and "@.+_-" escaped as %XX, so a lookup is one open of a path made
+ * from what the caller has, and the list of a channel is ls.  "id" is
+ * when the suppression was made, in nanoseconds since the epoch as 16
+ * hex digits, and 8 random ones: lists sort by it (newest first) and a
+ * page's cursor is the last one's.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+
+#include "base/log.h"
+#include "base/rfc3339.h"
+#include "base/util.h"
+#include "base/valid.h"
+#include "spool/spool.h"
+#include "spool/spool_impl.h"
+#include "spool/suppress.h"
+
+#define DOC_VERSION	1
+#define DOC_MAX		(16 * 1024)	/* a suppression's file, at most */
+#define NAME_LEN	256		/* a file name and its NUL */
+/* An escaped address longer than this is cut and a digest added. */
+#define PLAIN_MAX	200
+#define CUT_LEN		160
+#define KEY_LEN		24		/* "id": 16 + 8 hex digits */
+
+/* Whether s is a suppression's "id": KEY_LEN upper-case hex digits. */
+static int
+key_valid(const char *s)
+{
+	return s != NULL && strlen(s) == KEY_LEN &&
+	    strspn(s, "0123456789ABCDEF") == KEY_LEN;
+}
+
+/* A new "id" into key (KEY_LEN + 1 bytes): now, and random bits. */
+static void
+key_new(char *key)
+{
+	struct timespec	ts;
+	uint32_t	r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)getpid() ^ (uint32_t)ts.tv_nsec;
+	snprintf(key, KEY_LEN + 1, "%016llX%08X",
+	    (unsigned long long)ts.tv_sec * 1000000000ULL +
+	    (unsigned long long)ts.tv_nsec, (unsigned)r);
+}
+
+static const char *const sources[] = { "manual", "stop", "bounce",
+    "unsubscribe" };
+
+static int
+source_valid(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s != NULL && i < sizeof(sources) / sizeof(sources[0]);
+	    i++)
+		if (strcmp(s, sources[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int
+suppress_normalize(enum channel ch, const char *addr, char *out,
+    size_t outlen)
+{
+	size_t	len, i;
+	char	*at;
+
+	if (addr == NULL)
+		return -1;
+	len = strlen(addr);
+	switch (ch) {
+	case CHANNEL_SMS:
+	case CHANNEL_VOICE:
+		if (valid_e164(addr, len) != NULL)
+			return -1;
+		break;
+	case CHANNEL_OTT:
+		/* Digits, country code first; a '+' before them is dropped. */
+		if (addr[0] == '+') {
+			addr++;
+			len--;
+		}
+		if (valid_msisdn(addr, len) != NULL)
+			return -1;
+		break;
+	case CHANNEL_EMAIL:
+		if (valid_email(addr, len) != NULL)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (len >= outlen)
+		return -1;
+	memcpy(out, addr, len + 1);
+	/* A domain's case means nothing; a local part's may. */
+	if (ch == CHANNEL_EMAIL && (at = strchr(out, '@')) != NULL)
+		for (i = 1; at[i] != '\0'; i++)
+			at[i] = (char)tolower((unsigned char)at[i]);
+	return 0;
+}
+
+/*
+ * The file name of a normalized address into out (NAME_LEN bytes):
+ * "NAME.json", NAME the address with unsafe bytes as %XX; one over
+ * PLAIN_MAX is cut to CUT_LEN and "~" and its SHA-256 in hex added
+ * ('~' is escaped in every other name, so the two never meet).
+ */
+static void
+file_name(const char *addr, char *out)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	struct sha256_ctx	 ctx;
+	uint8_t			 d[SHA256_DIGEST_SIZE];
+	char			 esc[3 * SUPPRESS_ADDR_MAX + 1];
+	size_t			 i, n = 0;
+	unsigned char		 c;
+
+	for (i = 0; addr[i] != '\0' && n + 3 < sizeof(esc); i++) {
+		c = (unsigned char)addr[i];
+		if (c < 0x80 && (isalnum(c) || (strchr("@.+_-", c) != NULL &&
+		    !(i == 0 && c == '.'))))
+			esc[n++] = (char)c;
+		else {
+			esc[n++] = '%';
+			esc[n++] = hex[c >> 4];
+			esc[n++] = hex[c & 0xf];
+		}
+	}
+	esc[n] = '\0';
+	if (n <= PLAIN_MAX) {
+		snprintf(out, NAME_LEN, "%s.json", esc);
+		return;
+	}
+	/* Not in the middle of an escape. */
+	n = CUT_LEN;
+	if (esc[n - 1] == '%')
+		n -= 1;
+	else if (esc[n - 2] == '%')
+		n -= 2;
+	esc[n] = '~';
+	sha256_init(&ctx);
+	sha256_update(&ctx, strlen(addr), (const uint8_t *)addr);
+	sha256_digest(&ctx, sizeof(d), d);
+	for (i = 0; i < sizeof(d); i++) {
+		esc[n + 1 + 2 * i] = hex[d[i] >> 4];
+		esc[n + 2 + 2 * i] = hex[d[i] & 0xf];
+	}
+	esc[n + 1 + 2 * sizeof(d)] = '\0';
+	snprintf(out, NAME_LEN, "%s.json", esc);
+}
+
+/*
+ * The directory fd of dfd/name, made when create is set and it is
+ * missing, with dfd's mode and group (as spool_area gives an area
+ * new/'s: the web server's programs and the daemon both write here).
+ * -1 with errno set.
+ */
+static int
+subdir(int dfd, const char *name, int create)
+{
+	struct stat	model, st;
+	int		fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd != -1 || errno != ENOENT || !create)
+		return fd;
+	if (mkdirat(dfd, name, 0700) == -1 && errno != EEXIST)
+		return -1;
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(dfd, &model) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_uid == geteuid() &&
+	    ((st.st_gid != model.st_gid &&
+	    fchown(fd, (uid_t)-1, model.st_gid) == -1) ||
+	    ((st.st_mode & 07777) != (model.st_mode & 07777) &&
+	    fchmod(fd, model.st_mode & 07777) == -1)))
+		log_warn("suppress: %s: cannot give it the group and mode of "
+		    "its parent: %s", name, strerror(errno));
+	return fd;
+}
+
+/* The directory fd of a client's list of a channel; -1 with errno. */
+static int
+list_dir(struct spool *s, const char *client, enum channel ch, int create)
+{
+	int	afd, cfd, fd, e;
+
+	if ((afd = spool_area(s, SUPPRESS_AREA, create)) == -1)
+		return -1;
+	cfd = subdir(afd, client, create);
+	e = errno;
+	close(afd);
+	if (cfd == -1) {
+		errno = e;
+		return -1;
+	}
+	fd = subdir(cfd, channel_info(ch)->name, create);
+	e = errno;
+	close(cfd);
+	errno = e;
+	return fd;
+}
+
+/*
+ * What the caller's arguments name: the normalized address into norm
+ * (SUPPRESS_ADDR_MAX) and its file name into name (NAME_LEN).  0, or -1
+ * with errno EINVAL.
+ */
+static int
+target(const char *client, enum channel ch, const char *addr, char *norm,
+    char *name)
+{
+	if (client == NULL || !valid_client_id(client) ||
+	    channel_info(ch) == NULL ||
+	    suppress_normalize(ch, addr, norm, SUPPRESS_ADDR_MAX) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	file_name(norm, name);
+	return 0;
+}
+
+/*
+ * The public object of a suppression's document: {"channel","address",
+ * "source","reason","createdAt"}, the document's id into id (when not
+ * NULL).  NULL when the document is not one (of channel ch, and of
+ * address addr when it is not NULL).
+ */
+static json_t *
+public_of(const json_t *doc, enum channel ch, const char *addr, char *id)
+{
+	const char	*v, *a, *src, *at;
+	json_t		*reason;
+
+	if (!json_is_object(doc) ||
+	    json_integer_value(json_object_get(doc, "version")) !=
+	    DOC_VERSION ||
+	    !key_valid(v = json_string_value(json_object_get(doc, "id"))) ||
+	    json_string_value(json_object_get(doc, "channel")) == NULL ||
+	    strcmp(json_string_value(json_object_get(doc, "channel")),
+	    channel_info(ch)->name) != 0 ||
+	    (a = json_string_value(json_object_get(doc, "address"))) ==
+	    NULL || (addr != NULL && strcmp(a, addr) != 0) ||
+	    !source_valid(src = json_string_value(json_object_get(doc,
+	    "source"))) ||
+	    (at = json_string_value(json_object_get(doc, "createdAt"))) ==
+	    NULL)
+		return NULL;
+	reason = json_object_get(doc, "reason");
+	if (reason != NULL && !json_is_string(reason) && !json_is_null(reason))
+		return NULL;
+	if (id != NULL)
+		snprintf(id, KEY_LEN + 1, "%s", v);
+	return json_pack("{s:s, s:s, s:s, s:O, s:s}", "channel",
+	    channel_info(ch)->name, "address", a, "source", src, "reason",
+	    reason != NULL ? reason : json_null(), "createdAt", at);
+}
+
+/*
+ * Read the suppression open on fd (closed here): its public object, or
+ * NULL with errno set (EINVAL when it is not one; the reason logged
+ * naming what).
+ */
+static json_t *
+read_doc(int fd, enum channel ch, const char *addr, const char *what,
+    char *id)
+{
+	json_t	*doc, *pub;
+	char	*buf;
+	size_t	 len;
+	int	 e;
+
+	if (util_read_all(fd, DOC_MAX, &buf, &len) == -1) {
+		e = errno;
+		close(fd);
+		log_err("suppress: %s: %s", what, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	close(fd);
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	free(buf);
+	pub = public_of(doc, ch, addr, id);
+	json_decref(doc);
+	if (pub == NULL) {
+		log_err("suppress: %s: not a suppression of ours", what);
+		errno = EINVAL;
+	}
+	return pub;
+}
+
+json_t *
+suppress_get(struct spool *s, const char *client, enum channel ch,
+    const char *addr)
+{
+	char	norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
+	char	path[NAME_LEN + CLIENT_ID_MAX + 64];
+	int	fd, e;
+
+	if (target(client, ch, addr, norm, name) == -1)
+		return NULL;
+	/* One lookup, whatever the list's size. */
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
+	    channel_info(ch)->name, name);
+	if ((fd = util_open_regular(s->rootfd, path, 1)) == -1) {
+		if ((e = errno) == ENOENT) {
+			errno = 0;
+			return NULL;
+		}
+		log_err("suppress: %s/%s: %s", s->root, path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	return read_doc(fd, ch, norm, path, NULL);
+}
+
+int
+suppress_add(struct spool *s, const char *client, enum channel ch,
+    const char *addr, const char *source, const char *reason, json_t **out)
+{
+	char		 norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
+	char		 id[KEY_LEN + 1], at[RFC3339_LEN];
+	const char	*names[1] = { name };
+	const json_t	*docs[1];
+	enum msg_status	 st;
+	json_t		*doc, *had, *why;
+	time_t		 mtimes[1] = { 0 };
+	int		 fd, e;
+
+	if (out != NULL)
+		*out = NULL;
+	if (target(client, ch, addr, norm, name) == -1 ||
+	    !source_valid(source))
+		return errno = EINVAL, -1;
+	/* There already: left as it was, its source and reason too. */
+	if ((had = suppress_get(s, client, ch, norm)) != NULL) {
+		if (out != NULL)
+			*out = had;
+		else
+			json_decref(had);
+		return 0;
+	}
+	if (errno != 0)
+		return -1;
+	key_new(id);
+	rfc3339_format(time(NULL), at, sizeof(at));
+	/* A reason that is not UTF-8 is none that JSON can hold. */
+	if ((why = reason != NULL ? json_string(reason) : json_null()) ==
+	    NULL)
+		return errno = EINVAL, -1;
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:s}", "version",
+	    DOC_VERSION, "id", id, "channel", channel_info(ch)->name,
+	    "address", norm, "source", source, "reason", why, "createdAt",
+	    at);
+	if (doc == NULL)
+		return errno = ENOMEM, -1;
+	if ((fd = list_dir(s, client, ch, 1)) == -1) {
+		e = errno;
+		log_err("suppress: %s/%s/%s/%s: %s", s->root, SUPPRESS_AREA,
+		    client, channel_info(ch)->name, strerror(e));
+		json_decref(doc);
+		return errno = e, -1;
+	}
+	/*
+	 * Written in tmp/, synced, renamed into place and the directory
+	 * synced: the rename is the commit.  Of two made at once, the
+	 * later stays; both were added.
+	 */
+	docs[0] = doc;
+	errno = 0;
+	spool_commit_files(s, docs, &fd, names, mtimes, &st, 1);
+	e = errno;
+	close(fd);
+	if (st != MSG_OK) {
+		json_decref(doc);
+		/* An errno that says the same to the caller (503 or 500). */
+		if (e == 0 || spool_errno_status(e) != st)
+			e = st == MSG_TEMPFAIL ? EAGAIN : EPERM;
+		return errno = e, -1;
+	}
+	if (out != NULL)
+		*out = public_of(doc, ch, norm, NULL);
+	json_decref(doc);
+	if (out != NULL && *out == NULL)
+		return errno = ENOMEM, -1;
+	return 1;
+}
+
+int
+suppress_remove(struct spool *s, const char *client, enum channel ch,
+    const char *addr, const char *only_source)
+{
+	char	 norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
+	json_t	*had;
+	int	 fd, e;
+
+	if (target(client, ch, addr, norm, name) == -1)
+		return -1;
+	if (only_source != NULL) {
+		if ((had = suppress_get(s, client, ch, norm)) == NULL)
+			return errno == 0 ? 1 : -1;
+		e = strcmp(json_string_value(json_object_get(had, "source")),
+		    only_source) != 0;
+		json_decref(had);
+		if (e)
+			return 1;
+	}
+	if ((fd = list_dir(s, client, ch, 0)) == -1)
+		return errno == ENOENT ? 1 : -1;
+	if (unlinkat(fd, name, 0) == -1) {
+		e = errno;
+		close(fd);
+		if (e == ENOENT)
+			return 1;
+		log_err("suppress: remove %s/%s/%s/%s: %s", s->root,
+		    SUPPRESS_AREA, client, channel_info(ch)->name, strerror(e));
+		return errno = e, -1;
+	}
+	/* Gone for good once its directory says so. */
+	if (fsync(fd) == -1) {
+		e = errno;
+		close(fd);
+		log_err("suppress: fsync of %s/%s/%s/%s: %s", s->root,
+		    SUPPRESS_AREA, client, channel_info(ch)->name, strerror(e));
+		return errno = e, -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * A page being gathered: the newest entries older than after, kept in
+ * order (newest first), at most keep of them (0: all).
+ */
+struct entry {
+	char	 id[KEY_LEN + 1];
+	json_t	*obj;
+};
+
+struct page {
+	struct entry	*v;
+	size_t		 n;
+	size_t		 cap;
+	size_t		 keep;
+	const char	*after;
+};
+
+/* Take obj (stolen) into the page when it belongs there.  0, or -1. */
+static int
+page_add(struct page *p, const char *id, json_t *obj)
+{
+	struct entry	*nv;
+	size_t		 lo = 0, hi = p->n, mid, cap;
+
+	if ((p->after != NULL && strcmp(id, p->after) >= 0) ||
+	    (p->keep > 0 && p->n == p->keep &&
+	    strcmp(id, p->v[p->n - 1].id) <= 0)) {
+		json_decref(obj);
+		return 0;
+	}
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(p->v[mid].id, id) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (p->keep > 0 && p->n == p->keep)
+		json_decref(p->v[--p->n].obj);
+	if (p->n == p->cap) {
+		cap = p->cap ? p->cap * 2 : 64;
+		if ((nv = reallocarray(p->v, cap, sizeof(*nv))) == NULL) {
+			json_decref(obj);
+			return -1;
+		}
+		p->v = nv;
+		p->cap = cap;
+	}
+	memmove(&p->v[lo + 1], &p->v[lo], (p->n - lo) * sizeof(*p->v));
+	memcpy(p->v[lo].id, id, sizeof(p->v[lo].id));
+	p->v[lo].obj = obj;
+	p->n++;
+	return 0;
+}
+
+/*
+ * Gather the list of a channel, in the client's directory cfd, into p;
+ * client, when not NULL, is named in each object.  0, or -1 with errno.
+ */
+static int
+scan_channel(int cfd, const char *client, enum channel ch, struct page *p)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	json_t		*obj;
+	char		 id[KEY_LEN + 1];
+	size_t		 len;
+	int		 fd, f, rc = 0;
+
+	if ((fd = subdir(cfd, channel_info(ch)->name, 0)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(dir)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= 5 ||
+		    strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		/* Removed meanwhile, or not a file: not in the list. */
+		if ((f = util_open_regular(fd, de->d_name, 1)) == -1)
+			continue;
+		if ((obj = read_doc(f, ch, NULL, de->d_name, id)) == NULL)
+			continue;
+		if (client != NULL && json_object_set_new(obj, "client",
+		    json_string(client)) == -1) {
+			json_decref(obj);
+			rc = -1;
+			errno = ENOMEM;
+			break;
+		}
+		if (page_add(p, id, obj) == -1) {
+			rc = -1;
+			errno = ENOMEM;
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* Gather a client's lists (of ch, or of every channel) into p. */
+static int
+scan_client(int afd, const char *client, int named, enum channel ch,
+    struct page *p)
+{
+	int	cfd, c, rc = 0;
+
+	if ((cfd = subdir(afd, client, 0)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	for (c = 0; c < CHANNEL__MAX && rc == 0; c++)
+		if (ch == CHANNEL__MAX || (enum channel)c == ch)
+			rc = scan_channel(cfd, named ? client : NULL,
+			    (enum channel)c, p);
+	close(cfd);
+	return rc;
+}
+
+int
+suppress_cursor_valid(const char *s)
+{
+	return key_valid(s);
+}
+
+json_t *
+suppress_list(struct spool *s, const char *client, enum channel ch,
+    const char *after, size_t limit, char **next)
+{
+	struct page	 p;
+	DIR		*dir;
+	struct dirent	*de;
+	json_t		*list = NULL;
+	size_t		 i;
+	int		 afd, dfd, rc = 0, e;
+
+	if (next != NULL)
+		*next = NULL;
+	if ((client != NULL && !valid_client_id(client)) ||
+	    (ch != CHANNEL__MAX && channel_info(ch) == NULL) ||
+	    (after != NULL && !suppress_cursor_valid(after))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&p, 0, sizeof(p));
+	p.keep = limit > 0 ? limit + 1 : 0;
+	p.after = after;
+	if ((afd = spool_area(s, SUPPRESS_AREA, 0)) == -1) {
+		if (errno != ENOENT)
+			return NULL;
+		/* Nothing suppressed yet. */
+	} else if (client != NULL) {
+		rc = scan_client(afd, client, 0, ch, &p);
+		close(afd);
+	} else if ((dfd = dup(afd)) == -1 ||
+	    (dir = fdopendir(dfd)) == NULL) {
+		rc = -1;
+		if (dfd != -1)
+			close(dfd);
+		close(afd);
+	} else {
+		while (rc == 0 && (de = readdir(dir)) != NULL)
+			if (valid_client_id(de->d_name))
+				rc = scan_client(afd, de->d_name, 1, ch, &p);
+		closedir(dir);
+		close(afd);
+	}
+	e = rc == -1 ? errno : ENOMEM;
+	if (rc == 0 && (list = json_array()) != NULL) {
+		/* One more than the page: there is a next one. */
+		if (limit > 0 && p.n > limit) {
+			if (next != NULL && (*next = strdup(p.v[limit -
+			    1].id)) == NULL) {
+				json_decref(list);
+				list = NULL;
+			}
+			json_decref(p.v[--p.n].obj);
+		}
+		for (i = 0; list != NULL && i < p.n; i++)
+			if (json_array_append_new(list, p.v[i].obj) == -1) {
+				json_decref(list);
+				list = NULL;
+			} else
+				p.v[i].obj = NULL;
+	}
+	for (i = 0; i < p.n; i++)
+		json_decref(p.v[i].obj);
+	free(p.v);
+	if (list == NULL) {
+		if (next != NULL) {
+			free(*next);
+			*next = NULL;
+		}
+		errno = e;
+	}
+	return list;
+}

@@ -1,0 +1,384 @@
+/*
+ * test_suppress.c: the suppression lists (lib/spool/suppress.c):
+ * addresses normalized per channel, one file a suppression at a path
+ * made from the client, channel and address (unsafe bytes escaped, a
+ * long one cut and hashed), added once, removed (by source when asked),
+ * one client's list apart from another's, and lists newest first in
+ * pages.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "spool/spool.h"
+#include "spool/suppress.h"
+#include "testutil.h"
+
+/* A spool whose new/ is as install makes it: the web server's group's. */
+static int
+setup(void **state)
+{
+	struct tu_spool	*f;
+	char		 path[512];
+
+	if (tu_spool_setup(state) == -1)
+		return -1;
+	f = *state;
+	snprintf(path, sizeof(path), "%s/new", f->dir);
+	return chmod(path, 02770);
+}
+
+static void
+norm_is(enum channel ch, const char *in, const char *want)
+{
+	char	out[SUPPRESS_ADDR_MAX];
+
+	if (want == NULL) {
+		assert_int_equal(suppress_normalize(ch, in, out, sizeof(out)),
+		    -1);
+		return;
+	}
+	assert_int_equal(suppress_normalize(ch, in, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+}
+
+static void
+test_normalize(void **state)
+{
+	char	small[8];
+
+	(void)state;
+	norm_is(CHANNEL_SMS, "+4915112345678", "+4915112345678");
+	norm_is(CHANNEL_VOICE, "+4915112345678", "+4915112345678");
+	norm_is(CHANNEL_SMS, "4915112345678", NULL);
+	norm_is(CHANNEL_SMS, "+0915112345678", NULL);
+	norm_is(CHANNEL_SMS, "+49 151 12345678", NULL);
+	norm_is(CHANNEL_SMS, "", NULL);
+	norm_is(CHANNEL_OTT, "4915112345678", "4915112345678");
+	norm_is(CHANNEL_OTT, "+4915112345678", "4915112345678");
+	norm_is(CHANNEL_OTT, "+", NULL);
+	norm_is(CHANNEL_OTT, "abc", NULL);
+	/* The domain's case goes, the local part's stays. */
+	norm_is(CHANNEL_EMAIL, "Ann@Example.COM", "Ann@example.com");
+	norm_is(CHANNEL_EMAIL, "ann", NULL);
+	norm_is(CHANNEL_EMAIL, "ann@example.com\n", NULL);
+	norm_is(CHANNEL__MAX, "+4915112345678", NULL);
+	assert_int_equal(suppress_normalize(CHANNEL_SMS, NULL, small,
+	    sizeof(small)), -1);
+	assert_int_equal(suppress_normalize(CHANNEL_SMS, "+4915112345678",
+	    small, sizeof(small)), -1);
+}
+
+/* The path of a suppression file under the fixture's spool. */
+static void
+file_path(const struct tu_spool *f, const char *rest, char *buf,
+    size_t len)
+{
+	snprintf(buf, len, "%s/suppressions/%s", f->dir, rest);
+}
+
+static void
+test_add_get_remove(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct stat	 st;
+	json_t		*got, *doc;
+	char		 path[1024];
+
+	errno = EIO;
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "manual", "asked by phone", &got), 1);
+	assert_string_equal(json_string_value(json_object_get(got,
+	    "channel")), "sms");
+	assert_string_equal(json_string_value(json_object_get(got,
+	    "address")), "+4915112345678");
+	assert_string_equal(json_string_value(json_object_get(got, "source")),
+	    "manual");
+	assert_string_equal(json_string_value(json_object_get(got, "reason")),
+	    "asked by phone");
+	assert_non_null(json_string_value(json_object_get(got, "createdAt")));
+	/* Exactly the five members a client sees. */
+	assert_int_equal(json_object_size(got), 5);
+	json_decref(got);
+	/* One file, JSON, named by the address, in dirs as new/'s. */
+	file_path(f, "acme/sms/+4915112345678.json", path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777 & ~0640, 0);
+	doc = json_load_file(path, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_integer_value(json_object_get(doc, "version")),
+	    1);
+	json_decref(doc);
+	file_path(f, "acme/sms", path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 02770);
+	/* There already: 0, left as it was. */
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop", NULL, &got), 0);
+	assert_string_equal(json_string_value(json_object_get(got, "source")),
+	    "manual");
+	json_decref(got);
+	/* Another client's list, another channel: not suppressed there. */
+	assert_null(suppress_get(f->sp, "other", CHANNEL_SMS,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_VOICE,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+	got = suppress_get(f->sp, "acme", CHANNEL_SMS, "+4915112345678");
+	assert_non_null(got);
+	assert_true(json_is_string(json_object_get(got, "reason")));
+	json_decref(got);
+	/* Removed only by its own source when one is named. */
+	assert_int_equal(suppress_remove(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop"), 1);
+	assert_int_equal(suppress_remove(f->sp, "other", CHANNEL_SMS,
+	    "+4915112345678", NULL), 1);
+	assert_int_equal(suppress_remove(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "manual"), 0);
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+	assert_int_equal(suppress_remove(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", NULL), 1);
+	file_path(f, "acme/sms/+4915112345678.json", path, sizeof(path));
+	assert_int_equal(stat(path, &st), -1);
+	/* A reason may be none: null. */
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_OTT,
+	    "+4915112345678", "stop", NULL, &got), 1);
+	assert_true(json_is_null(json_object_get(got, "reason")));
+	assert_string_equal(json_string_value(json_object_get(got,
+	    "address")), "4915112345678");
+	json_decref(got);
+	/* The normalized address is the one looked up. */
+	got = suppress_get(f->sp, "acme", CHANNEL_OTT, "4915112345678");
+	assert_non_null(got);
+	json_decref(got);
+	assert_int_equal(suppress_remove(f->sp, "acme", CHANNEL_OTT,
+	    "4915112345678", "stop"), 0);
+}
+
+static void
+test_invalid(void **state)
+{
+	struct tu_spool	*f = *state;
+	json_t		*got = (json_t *)1;
+	char		 path[1024];
+
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS, "12345",
+	    "manual", NULL, &got), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_null(got);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "whim", NULL, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(suppress_add(f->sp, "../x", CHANNEL_SMS,
+	    "+4915112345678", "manual", NULL, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(suppress_add(f->sp, ".x", CHANNEL_SMS,
+	    "+4915112345678", "manual", NULL, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL__MAX,
+	    "+4915112345678", "manual", NULL, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "manual", "\xff", NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_EMAIL, "nobody"));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(suppress_remove(f->sp, "acme", CHANNEL_EMAIL,
+	    "nobody", NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	/* Nothing was written for any of them. */
+	file_path(f, "acme", path, sizeof(path));
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+/* Email: domain case folded, unsafe bytes escaped, long ones hashed. */
+static void
+test_email_names(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct stat	 st;
+	json_t		*got;
+	char		 path[1024], a[300], b[300];
+
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_EMAIL,
+	    "Ann@Example.COM", "unsubscribe", NULL, NULL), 1);
+	file_path(f, "acme/email/Ann@example.com.json", path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	got = suppress_get(f->sp, "acme", CHANNEL_EMAIL, "Ann@example.com");
+	assert_non_null(got);
+	json_decref(got);
+	/* The local part's case counts. */
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_EMAIL,
+	    "ann@example.com"));
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_EMAIL,
+	    "o'brien/x%y@example.com", "manual", NULL, NULL), 1);
+	file_path(f, "acme/email/o%27brien%2Fx%25y@example.com.json", path,
+	    sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	/* Longer than a name may be, escaped: cut, with a digest. */
+	memset(a, '{', 64);
+	snprintf(a + 64, sizeof(a) - 64, "@%0170d.example.com", 0);
+	memcpy(b, a, sizeof(b));
+	b[63] = '}';
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_EMAIL, a,
+	    "bounce", NULL, NULL), 1);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_EMAIL, b,
+	    "bounce", NULL, NULL), 1);
+	got = suppress_get(f->sp, "acme", CHANNEL_EMAIL, a);
+	assert_non_null(got);
+	assert_string_equal(json_string_value(json_object_get(got,
+	    "address")), a);
+	json_decref(got);
+	got = suppress_get(f->sp, "acme", CHANNEL_EMAIL, b);
+	assert_non_null(got);
+	assert_string_equal(json_string_value(json_object_get(got,
+	    "address")), b);
+	json_decref(got);
+	got = suppress_list(f->sp, "acme", CHANNEL_EMAIL, NULL, 0, NULL);
+	assert_int_equal(json_array_size(got), 4);
+	json_decref(got);
+}
+
+/* A page of a list: its addresses, newest first. */
+static void
+page_is(json_t *page, const char *const *want, size_t n)
+{
+	size_t	i;
+
+	assert_non_null(page);
+	assert_int_equal(json_array_size(page), n);
+	for (i = 0; i < n; i++)
+		assert_string_equal(json_string_value(json_object_get(
+		    json_array_get(page, i), "address")), want[i]);
+	json_decref(page);
+}
+
+static void
+test_list(void **state)
+{
+	struct tu_spool	*f = *state;
+	static const char *const nums[] = { "+4915100000001",
+	    "+4915100000002", "+4915100000003", "+4915100000004",
+	    "+4915100000005" };
+	static const char *const newest[] = { "+4915100000005",
+	    "+4915100000004" };
+	static const char *const middle[] = { "+4915100000003",
+	    "+4915100000002" };
+	static const char *const oldest[] = { "+4915100000001" };
+	static const char *const voice[] = { "+4915100000009" };
+	json_t		*page, *all;
+	char		*next, *next2, *next3;
+	size_t		 i;
+
+	/* None yet: an empty list, no error. */
+	page = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 10, &next);
+	page_is(page, NULL, 0);
+	assert_null(next);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+		    nums[i], "manual", NULL, NULL), 1);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_VOICE,
+	    "+4915100000009", "manual", NULL, NULL), 1);
+	assert_int_equal(suppress_add(f->sp, "other", CHANNEL_SMS,
+	    "+4915100000007", "manual", NULL, NULL), 1);
+	page = suppress_list(f->sp, "acme", CHANNEL_SMS, NULL, 2, &next);
+	page_is(page, newest, 2);
+	assert_non_null(next);
+	assert_true(suppress_cursor_valid(next));
+	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next, 2, &next2);
+	page_is(page, middle, 2);
+	assert_non_null(next2);
+	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next2, 2, &next3);
+	page_is(page, oldest, 1);
+	assert_null(next3);
+	/* A page that ends the list exactly has no next. */
+	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next, 3, &next3);
+	page_is(page, (const char *const[]){ "+4915100000003",
+	    "+4915100000002", "+4915100000001" }, 3);
+	assert_null(next3);
+	free(next);
+	free(next2);
+	/* Every channel of the client: the voice one is the newest. */
+	page = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 1, &next);
+	page_is(page, voice, 1);
+	free(next);
+	all = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 0, NULL);
+	assert_int_equal(json_array_size(all), 6);
+	assert_null(json_object_get(json_array_get(all, 0), "client"));
+	json_decref(all);
+	/* Every client's, each naming its client. */
+	all = suppress_list(f->sp, NULL, CHANNEL__MAX, NULL, 0, NULL);
+	assert_int_equal(json_array_size(all), 7);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(all, 0), "client")), "other");
+	json_decref(all);
+	/* Not a cursor, not a client: EINVAL. */
+	assert_null(suppress_list(f->sp, "acme", CHANNEL__MAX, "x", 2, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(suppress_list(f->sp, "../x", CHANNEL__MAX, NULL, 2,
+	    NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* A file that is not a suppression: an error to a lookup, not listed. */
+static void
+test_broken_file(void **state)
+{
+	struct tu_spool	*f = *state;
+	json_t		*all;
+	char		 path[1024];
+	FILE		*fp;
+
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "manual", NULL, NULL), 1);
+	file_path(f, "acme/sms/+4915112345679.json", path, sizeof(path));
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("{\"version\":1}\n", fp);
+	fclose(fp);
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345679"));
+	assert_int_equal(errno, EINVAL);
+	all = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 0, NULL);
+	assert_int_equal(json_array_size(all), 1);
+	json_decref(all);
+	/* rm is a remove. */
+	file_path(f, "acme/sms/+4915112345678.json", path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+}
+
+int
+main(void)
+{
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_spool_teardown)
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_normalize),
+		T(test_add_get_remove),
+		T(test_invalid),
+		T(test_email_names),
+		T(test_list),
+		T(test_broken_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
