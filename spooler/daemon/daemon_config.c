@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/valid.h"
+#include "content/unsub.h"
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
 #include "daemon/webhook.h"
@@ -164,7 +165,8 @@ route_get(struct daemon *d, const char *section, const char *channel,
 /*
  * Check every section of a config before it is used: its secrets, a
  * known channel, a provider that serves it, and keys its provider
- * accepts (a client's webhook and rate for a client section).  So
+ * accepts (a client's webhook, rate and list-unsubscribe for a client
+ * section), and the top-level secrets.  So
  * a typo stops the daemon at start (or keeps the old config on SIGHUP)
  * instead of deferring every message until max-age.  0, or -1 (logged).
  */
@@ -173,6 +175,7 @@ check_sections(const struct config *cfg, const char *root)
 {
 	struct rate		 rt;
 	const struct provider	*p;
+	struct unsub		*links = NULL;
 	const char		*sec, *name, *ch;
 	char			 err[512];
 	void			*state;
@@ -232,6 +235,17 @@ check_sections(const struct config *cfg, const char *root)
 		}
 		p->free_state(state);
 	}
+	/*
+	 * The top-level secrets, and what a client's list-unsubscribe = yes
+	 * needs (public-url, unsubscribe-secret), whatever its email's
+	 * provider: its links are in every email it sends.
+	 */
+	if (config_secrets_check(cfg, NULL, err, sizeof(err)) == -1 ||
+	    (links = unsub_new(cfg, err, sizeof(err))) == NULL) {
+		log_err("config: %s", err);
+		rc = -1;
+	}
+	unsub_free(links);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
  * the serialised bytes are handed out as they are and freed with free();
  * GLib aborts when memory runs out, which GMime cannot report anyway.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,9 +335,36 @@ serialise(GMimeMessage *message, struct message *m)
 	m->data = (char *)g_byte_array_free(bytes, FALSE);
 }
 
+/*
+ * The one-click unsubscribe of RFC 8058 (message.h): the link in
+ * List-Unsubscribe, and List-Unsubscribe-Post saying that a POST of
+ * "List-Unsubscribe=One-Click" to it unsubscribes.  The URL (the
+ * public-url and a base64url token: ASCII, no blank) is written raw,
+ * on one line: GMime would take a word this long for text and encode
+ * it (RFC 2047), which no mail program reads as a URL.
+ */
+static void
+list_unsubscribe(GMimeMessage *message, const char *url)
+{
+	GMimeHeader	*h;
+	char		*raw;
+
+	g_mime_object_set_header(GMIME_OBJECT(message), "List-Unsubscribe",
+	    "", NULL);
+	h = g_mime_header_list_get_header(g_mime_object_get_header_list(
+	    GMIME_OBJECT(message)), "List-Unsubscribe");
+	raw = g_strdup_printf(" <%s>\r\n", url);
+	if (h != NULL)
+		g_mime_header_set_raw_value(h, raw);
+	g_free(raw);
+	g_mime_object_set_header(GMIME_OBJECT(message),
+	    "List-Unsubscribe-Post", "List-Unsubscribe=One-Click", NULL);
+}
+
 struct message *
 message_build(struct spool *spool, const char *name, const char *id,
-    const json_t *msg, enum msg_status *st, char *err, size_t errlen)
+    const json_t *msg, const struct unsub *unsub, const char *client,
+    enum msg_status *st, char *err, size_t errlen)
 {
 	struct mime_address	 from, to;
 	struct message		*m = NULL;
@@ -345,6 +373,7 @@ message_build(struct spool *spool, const char *name, const char *id,
 	GDateTime		*date;
 	json_t			*whole = NULL;
 	const char		*f, *t, *subject;
+	char			*unsub_link = NULL;
 
 	*st = MSG_PERMFAIL;
 	f = json_string_value(json_object_get(msg, "from"));
@@ -378,6 +407,15 @@ message_build(struct spool *spool, const char *name, const char *id,
 		util_seterr(err, errlen, "out of memory");
 		goto fail;
 	}
+	/* A client's link names the recipient (msgspool.conf(5)). */
+	if (unsub_url(unsub, client, m->recipient, &unsub_link) == -1) {
+		if (errno == ENOMEM)
+			*st = MSG_TEMPFAIL;
+		util_seterr(err, errlen, "no List-Unsubscribe link for client "
+		    "%s and %s: %s", client ? client : "(none)", m->recipient,
+		    strerror(errno));
+		goto fail;
+	}
 	if ((mixed = body(msg, id, err, errlen)) == NULL)
 		goto fail;
 
@@ -408,16 +446,20 @@ message_build(struct spool *spool, const char *name, const char *id,
 	    NULL);
 	g_mime_object_set_header(GMIME_OBJECT(message), "MIME-Version", "1.0",
 	    NULL);
+	if (unsub_link != NULL)
+		list_unsubscribe(message, unsub_link);
 	g_mime_message_set_mime_part(message, mixed);
 	g_object_unref(mixed);
 
 	serialise(message, m);
 	g_object_unref(message);
 	json_decref(whole);
+	free(unsub_link);
 	*st = MSG_OK;
 	return m;
 fail:
 	json_decref(whole);
+	free(unsub_link);
 	message_free(m);
 	return NULL;
 }

@@ -15,6 +15,10 @@
  *	Subject: RFC 2047-encoded (UTF-8) when not ASCII
  *	Message-ID: <ID@the domain of From>
  *	MIME-Version: 1.0
+ *	List-Unsubscribe: <URL> and List-Unsubscribe-Post:
+ *	    List-Unsubscribe=One-Click (RFC 2369, RFC 8058), when the
+ *	    message's client has list-unsubscribe = yes: URL is unsub_url's
+ *	    for the client and the addr-spec of To (content/unsub.h)
  *	multipart/mixed (boundary "=_mixed_ID") of a multipart/alternative
  *	    ("=_alternative_ID") of text/plain then text/html, UTF-8,
  *	    quoted-printable; then each attachment, base64, with its
@@ -34,6 +38,7 @@
 #include <jansson.h>
 
 #include "base/msgspool.h"
+#include "content/unsub.h"
 #include "spool/spool.h"
 
 struct message {
@@ -53,15 +58,17 @@ void		 message_init(void);
 /*
  * Build the email message msg of the spool document id, whose spool
  * file is called name: its attachments stored once (blob.h) are read
- * from spool's blobs/ (spool may be NULL when none is).  A new message
- * (free with message_free), or NULL with *st (MSG_PERMFAIL: the message
- * can never be built, as an address that is not one or a blob that is
- * missing; MSG_TEMPFAIL: a blob cannot be read now, or out of memory)
- * and the reason in err.
+ * from spool's blobs/ (spool may be NULL when none is).  When unsub (may
+ * be NULL) gives client (the document's) a link, the message carries
+ * it as List-Unsubscribe.  A new message (free with message_free), or
+ * NULL with *st (MSG_PERMFAIL: the message can never be built, as an
+ * address that is not one or a blob that is missing; MSG_TEMPFAIL: a
+ * blob cannot be read now, or out of memory) and the reason in err.
  */
 struct message	*message_build(struct spool *spool, const char *name,
-		    const char *id, const json_t *msg, enum msg_status *st,
-		    char *err, size_t errlen);
+		    const char *id, const json_t *msg,
+		    const struct unsub *unsub, const char *client,
+		    enum msg_status *st, char *err, size_t errlen);
 
 /* Free m and all it holds; NULL is fine. */
 void		 message_free(struct message *m);

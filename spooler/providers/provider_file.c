@@ -21,6 +21,7 @@
 struct file_state {
 	char		*dir;
 	struct spool	*spool;		/* for the attachments stored once */
+	struct unsub	*unsub;		/* the clients' List-Unsubscribe */
 };
 
 static void *
@@ -52,7 +53,9 @@ file_init(const struct config *cfg, const char *section,
 		free(st);
 		return NULL;
 	}
-	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL) {
+	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL ||
+	    (st->unsub = unsub_new(cfg, err, errlen)) == NULL) {
+		spool_free(st->spool);
 		free(st->dir);
 		free(st);
 		return NULL;
@@ -70,6 +73,7 @@ file_free(void *state)
 		return;
 	free(st->dir);
 	spool_free(st->spool);
+	unsub_free(st->unsub);
 	free(st);
 }
 
@@ -101,8 +105,8 @@ file_start(void *state, struct job *job)
 	if (eml) {
 		/* The name, not the document, says where its blobs are. */
 		if ((m = message_build(st->spool, job->name, id,
-		    provider_message(job), &job->status, job->err,
-		    sizeof(job->err))) == NULL)
+		    provider_message(job), st->unsub, msgdoc_client(job->doc),
+		    &job->status, job->err, sizeof(job->err))) == NULL)
 			return;
 		job->status = MSG_TEMPFAIL;
 		out = m->data;

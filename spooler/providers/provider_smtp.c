@@ -30,6 +30,7 @@ struct smtp_state {
 	long		 usessl;
 	long		 timeout;
 	struct spool	*spool;		/* for the attachments stored once */
+	struct unsub	*unsub;		/* the clients' List-Unsubscribe */
 };
 
 static void
@@ -45,6 +46,7 @@ smtp_free(void *state)
 	free(st->cafile);
 	free(st->bounce);
 	spool_free(st->spool);
+	unsub_free(st->unsub);
 	free(st);
 }
 
@@ -69,7 +71,8 @@ smtp_init(const struct config *cfg, const char *section,
 		smtp_free(st);
 		return NULL;
 	}
-	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL) {
+	if ((st->spool = spool_open(spool_root, 0, err, errlen)) == NULL ||
+	    (st->unsub = unsub_new(cfg, err, errlen)) == NULL) {
 		smtp_free(st);
 		return NULL;
 	}
@@ -165,8 +168,8 @@ smtp_start(void *state, struct job *job)
 
 	/* The bytes the file provider would write (message.h). */
 	if ((m = message_build(st->spool, job->name, msgdoc_id(job->doc),
-	    provider_message(job), &job->status, job->err,
-	    sizeof(job->err))) == NULL)
+	    provider_message(job), st->unsub, msgdoc_client(job->doc),
+	    &job->status, job->err, sizeof(job->err))) == NULL)
 		return;
 	/* The return path: VERP names the message, so its bounce finds it. */
 	if (st->bounce != NULL) {

@@ -80,7 +80,8 @@ message(const char *text, size_t len)
 
 	if ((msg = json_loadb(text, len, JSON_ALLOW_NUL, NULL)) == NULL)
 		return;
-	m = message_build(NULL, ID ".json", ID, msg, &st, err, sizeof(err));
+	m = message_build(NULL, ID ".json", ID, msg, NULL, NULL, &st, err,
+	    sizeof(err));
 	if (m == NULL) {
 		if (st != MSG_PERMFAIL)
 			fuzz_fail("message_build: %s without a spool", err);
@@ -95,8 +96,8 @@ message(const char *text, size_t len)
 	if (strcmp(m->sender, from) != 0 || strcmp(m->recipient, to) != 0)
 		fuzz_fail("sender '%s', recipient '%s', not '%s', '%s'",
 		    m->sender, m->recipient, from, to);
-	again = message_build(NULL, ID ".json", ID, msg, &st, err,
-	    sizeof(err));
+	again = message_build(NULL, ID ".json", ID, msg, NULL, NULL, &st,
+	    err, sizeof(err));
 	if (again == NULL || again->len != m->len ||
 	    memcmp(again->data, m->data, m->len) != 0)
 		fuzz_fail("built twice, two messages");

@@ -350,8 +350,8 @@ check_file(const char *id, const char *rel)
 		fuzz_fail("%s/%s: no message", rel, name);
 	if (strcmp(inst.channel, "email") == 0) {
 		/* What msgspoold's file and smtp providers send. */
-		if ((m = message_build(inst.s, name, id, msg, &ms, err,
-		    sizeof(err))) == NULL)
+		if ((m = message_build(inst.s, name, id, msg, NULL, NULL,
+		    &ms, err, sizeof(err))) == NULL)
 			fuzz_fail("%s: message_build: %s", name, err);
 		fuzz_check_message(msg, m->data, m->len);
 		message_free(m);

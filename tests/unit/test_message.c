@@ -19,7 +19,9 @@
 
 #include <jansson.h>
 
+#include "base/config.h"
 #include "base/msgspool.h"
+#include "content/unsub.h"
 #include "providers/message.h"
 #include "spool/blob.h"
 #include "spool/spool.h"
@@ -51,8 +53,8 @@ build(const json_t *msg)
 	enum msg_status	 st;
 	char		 err[256];
 
-	if ((m = message_build(NULL, NULL, ID, msg, &st, err,
-	    sizeof(err))) == NULL)
+	if ((m = message_build(NULL, NULL, ID, msg, NULL, NULL,
+	    &st, err, sizeof(err))) == NULL)
 		fail_msg("not built: %s", err);
 	assert_int_equal(st, MSG_OK);
 	assert_non_null(m->data);
@@ -152,6 +154,100 @@ test_headers(void **state)
 	json_decref(msg);
 }
 
+/* The links of a config where acme asks for them (content/unsub.h). */
+static struct unsub *
+links(void)
+{
+	static const char text[] =
+	    "public-url = https://msg.example.com/\n"
+	    "unsubscribe-secret = 0123456789abcdef01234567\n"
+	    "[client.acme]\nlist-unsubscribe = yes\n";
+	struct config	*cfg;
+	struct unsub	*u;
+	char		 err[256];
+
+	if ((cfg = config_parse("/etc/msgspool/msgspool.conf", text,
+	    strlen(text), err, sizeof(err))) == NULL ||
+	    (u = unsub_new(cfg, err, sizeof(err))) == NULL)
+		fail_msg("links: %s", err);
+	config_free(cfg);
+	return u;
+}
+
+/* RFC 8058: the one-click link of the recipient, for its client only. */
+static void
+test_list_unsubscribe(void **state)
+{
+	static const char head[] =
+	    "Message-ID: <" ID "@example.com>\r\n"
+	    "MIME-Version: 1.0\r\n"
+	    "List-Unsubscribe: <https://msg.example.com/unsubscribe/"
+	    "YWNtZTphbm5AZXhhbXBsZS5uZXQ."
+	    "WAF3TH226l0IoUc-WZTrZ7bONx0gBLyHVGw2O67XqpY>\r\n"
+	    "List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n"
+	    "Content-Type: multipart/mixed;";
+	struct unsub	*u = links();
+	struct message	*m, *again;
+	enum msg_status	 st;
+	json_t		*msg = receipt();
+	char		 err[256], *to, *v;
+	const char	*p;
+
+	(void)state;
+	/* The token names the addr-spec of To, not its display name. */
+	json_object_set_new(msg, "to", json_string("Ann <ann@example.net>"));
+	m = message_build(NULL, NULL, ID, msg, u, "acme", &st, err,
+	    sizeof(err));
+	if (m == NULL)
+		fail_msg("not built: %s", err);
+	if ((p = strstr(m->data, "Message-ID: ")) == NULL ||
+	    strncmp(p, head, sizeof(head) - 1) != 0)
+		fail_msg("headers:\n%.900s", m->data);
+	assert_wire_form(m);
+	again = message_build(NULL, NULL, ID, msg, u, "acme", &st, err,
+	    sizeof(err));
+	assert_non_null(again);
+	assert_int_equal(again->len, m->len);
+	assert_memory_equal(again->data, m->data, m->len);
+	message_free(again);
+	message_free(m);
+	/* Another client, or none: no link. */
+	m = message_build(NULL, NULL, ID, msg, u, "other", &st, err,
+	    sizeof(err));
+	assert_non_null(m);
+	assert_null(strstr(m->data, "List-Unsubscribe"));
+	message_free(m);
+	m = message_build(NULL, NULL, ID, msg, NULL, "acme", &st, err,
+	    sizeof(err));
+	assert_non_null(m);
+	assert_null(strstr(m->data, "List-Unsubscribe"));
+	message_free(m);
+	/* The longest address: one line all the same, under 998. */
+	assert_non_null(to = malloc(255));
+	memset(to, 'a', 64);
+	to[64] = '@';
+	memset(to + 65, 'd', 189);
+	to[100] = to[160] = to[220] = '.';
+	to[254] = '\0';
+	json_object_set_new(msg, "to", json_string(to));
+	m = message_build(NULL, NULL, ID, msg, u, "acme", &st, err,
+	    sizeof(err));
+	if (m == NULL)
+		fail_msg("not built: %s", err);
+	assert_wire_form(m);
+	v = header(m, "List-Unsubscribe");
+	assert_true(strncmp(v, "<https://msg.example.com/unsubscribe/",
+	    37) == 0 && v[strlen(v) - 1] == '>');
+	assert_null(strchr(v, ' '));
+	p = strstr(m->data, "List-Unsubscribe: ");
+	assert_true(strstr(p, "\r\n") - p < 998);
+	free(v);
+	message_free(m);
+	free(to);
+	json_decref(msg);
+	unsub_free(u);
+}
+
 /* An xn-- label that is not Punycode: refused, never rewritten. */
 static void
 test_invalid_idn_refused(void **state)
@@ -163,13 +259,15 @@ test_invalid_idn_refused(void **state)
 
 	(void)state;
 	json_object_set_new(msg, "to", json_string("ann@acme.xn--example"));
-	m = message_build(NULL, ID ".json", ID, msg, &st, err, sizeof(err));
+	m = message_build(NULL, ID ".json", ID, msg, NULL, NULL, &st,
+	    err, sizeof(err));
 	assert_null(m);
 	assert_int_equal(st, MSG_PERMFAIL);
 	assert_non_null(strstr(err, "internationalized"));
 	/* A valid one goes as it is. */
 	json_object_set_new(msg, "to", json_string("ann@xn--bcher-kva.example"));
-	m = message_build(NULL, ID ".json", ID, msg, &st, err, sizeof(err));
+	m = message_build(NULL, ID ".json", ID, msg, NULL, NULL, &st,
+	    err, sizeof(err));
 	assert_non_null(m);
 	assert_string_equal(m->recipient, "ann@xn--bcher-kva.example");
 	assert_non_null(strstr(m->data, "To: ann@xn--bcher-kva.example\r\n"));
@@ -410,39 +508,43 @@ test_refused(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json_object_set_new(msg, "from", json_string(bad[i]));
 		err[0] = '\0';
-		assert_null(message_build(NULL, NULL, ID, msg, &st, err,
-		    sizeof(err)));
+		assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL,
+		    &st, err, sizeof(err)));
 		assert_int_equal(st, MSG_PERMFAIL);
 		assert_non_null(strstr(err, "address"));
 		json_object_set_new(msg, "from", json_string("a@b.example"));
 		json_object_set_new(msg, "to", json_string(bad[i]));
-		assert_null(message_build(NULL, NULL, ID, msg, &st, err,
-		    sizeof(err)));
+		assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL,
+		    &st, err, sizeof(err)));
 		assert_int_equal(st, MSG_PERMFAIL);
 		json_object_set_new(msg, "to", json_string("c@d.example"));
 	}
 	json_object_del(msg, "from");
-	assert_null(message_build(NULL, NULL, ID, msg, &st, err, sizeof(err)));
+	assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL, &st,
+	    err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	json_object_set_new(msg, "from", json_string("a@b.example"));
-	assert_null(message_build(NULL, NULL, "not-an-id", msg, &st, err,
-	    sizeof(err)));
+	assert_null(message_build(NULL, NULL, "not-an-id", msg, NULL, NULL,
+	    &st, err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	/* An attachment stored apart and not read back: not sent without. */
 	a = json_array_get(json_object_get(msg, "attachments"), 0);
 	json_object_del(a, "content");
 	json_object_set_new(a, "blob", json_integer(0));
-	assert_null(message_build(NULL, NULL, ID, msg, &st, err, sizeof(err)));
+	assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL, &st,
+	    err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	assert_non_null(strstr(err, "attachment 0"));
 	/* Nor one without a name, nor content that is not base64. */
 	json_object_set_new(a, "content", json_string("JVBERi0xLjQK"));
 	json_object_del(a, "name");
-	assert_null(message_build(NULL, NULL, ID, msg, &st, err, sizeof(err)));
+	assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL, &st,
+	    err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	json_object_set_new(a, "name", json_string("r.pdf"));
 	json_object_set_new(a, "content", json_string("*not base64*"));
-	assert_null(message_build(NULL, NULL, ID, msg, &st, err, sizeof(err)));
+	assert_null(message_build(NULL, NULL, ID, msg, NULL, NULL, &st,
+	    err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	json_object_set_new(a, "content", json_string("JVBERi0xLjQK"));
 	m = build(msg);
@@ -506,7 +608,8 @@ test_stored_attachment(void **state)
 	json_object_del(a, "content");
 	json_object_set_new(a, "blob", json_integer(0));
 	json_object_set_new(a, "size", json_integer(v.len));
-	m = message_build(f->sp, ID ".json", ID, msg, &st, err, sizeof(err));
+	m = message_build(f->sp, ID ".json", ID, msg, NULL, NULL, &st,
+	    err, sizeof(err));
 	if (m == NULL)
 		fail_msg("not built: %s", err);
 	assert_int_equal(m->len, inline_m->len);
@@ -514,14 +617,14 @@ test_stored_attachment(void **state)
 	message_free(m);
 	/* Not of the size the document says. */
 	json_object_set_new(a, "size", json_integer(v.len + 1));
-	assert_null(message_build(f->sp, ID ".json", ID, msg, &st, err,
-	    sizeof(err)));
+	assert_null(message_build(f->sp, ID ".json", ID, msg, NULL, NULL,
+	    &st, err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	/* Missing. */
 	json_object_set_new(a, "blob", json_integer(1));
 	json_object_del(a, "size");
-	assert_null(message_build(f->sp, ID ".json", ID, msg, &st, err,
-	    sizeof(err)));
+	assert_null(message_build(f->sp, ID ".json", ID, msg, NULL, NULL,
+	    &st, err, sizeof(err)));
 	assert_int_equal(st, MSG_PERMFAIL);
 	assert_non_null(strstr(err, "blobs/"));
 	message_free(inline_m);
@@ -543,6 +646,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_invalid_idn_refused),
+		cmocka_unit_test(test_list_unsubscribe),
 		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_addresses),
