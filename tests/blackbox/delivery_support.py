@@ -7,11 +7,13 @@ bounded waits, and the fixtures of the delivery tests (a Standin, an
 instance with no web server).
 """
 
+import ctypes
 import datetime
 import json
 import os
 import secrets
 import signal
+import struct
 import subprocess
 import time
 from pathlib import Path
@@ -153,6 +155,54 @@ def wait_until(pred, timeout, interval=0.02, what="condition"):
         time.sleep(interval)
 
 
+class Inotify:
+    """inotify(7) on one directory for the events of mask, read without
+    blocking: what happened to its files, where nothing else tells (a
+    file only read, a rename seen once however often it is done)."""
+
+    IN_OPEN = 0x20
+    IN_MOVED_TO = 0x80
+    IN_Q_OVERFLOW = 0x4000
+
+    def __init__(self, d, mask):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        if libc.inotify_add_watch(self.fd, os.fsencode(str(d)), mask) < 0:
+            err = ctypes.get_errno()
+            os.close(self.fd)
+            raise OSError(err, "inotify_add_watch %s" % d)
+
+    def read(self):
+        """The (mask, name) of each event since the last read; name is ""
+        for the directory itself."""
+        got = []
+        while True:
+            try:
+                buf = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return got
+            off = 0
+            while off < len(buf):
+                _, mask, _, ln = struct.unpack_from("iIII", buf, off)
+                name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
+                off += 16 + ln
+                if mask & self.IN_Q_OVERFLOW:
+                    pytest.fail("inotify queue overflowed: events lost "
+                                "(raise fs.inotify.max_queued_events)")
+                got.append((mask, name))
+
+    def close(self):
+        os.close(self.fd)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 # -------------------------------------------------------------- daemon
 
 class Daemon:
@@ -196,6 +246,28 @@ class Daemon:
         wait_until(lambda: text in self.log() or not self.alive(), timeout,
                    what="%r in the daemon log" % text)
         assert text in self.log(), "daemon exited:\n" + self.log()[-3000:]
+
+    def wait_idle(self, timeout=EVENTUALLY):
+        """Until the daemon is idle in its wait for work, its start done:
+        blocked in poll(2) (its main thread's wchan), where it wakes for a
+        file in new/ or a chore.  Where the kernel does not name the
+        wait, sleeping (state S) must do."""
+        def idle():
+            assert self.alive(), "daemon exited:\n" + self.log()[-3000:]
+            if "started" not in self.log():
+                return False
+            try:
+                with open("/proc/%d/wchan" % self.pid) as f:
+                    wchan = f.read().strip()
+                with open("/proc/%d/stat" % self.pid) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                return False
+            if wchan in ("", "0"):
+                return state == "S"
+            return "poll" in wchan
+        wait_until(idle, timeout, interval=0.01,
+                   what="msgspoold idle in its wait")
 
     def signal(self, sig):
         if self.alive():

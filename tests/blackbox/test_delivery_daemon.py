@@ -91,8 +91,7 @@ def test_daemon_sends_api_message_within_two_seconds(srv, standin, daemons):
     inst = srv.inst
     inst.write_conf(standin.twilio_config("sms"))
     d = daemons.start(inst.conf)
-    d.wait_log("started")
-    time.sleep(0.3)                       # idle in its wait
+    d.wait_idle()       # its start done: the message must wake it
     r = srv.sms(recipient="+4915112340060", messageBody="wake up")
     t_queued = time.time()
     assert r.status_code == 202, r.text
@@ -109,8 +108,7 @@ def test_daemon_sends_scheduled_message_when_due(srv, standin, daemons):
     inst = srv.inst
     inst.write_conf(standin.twilio_config("sms"))
     d = daemons.start(inst.conf)
-    d.wait_log("started")
-    time.sleep(0.3)
+    d.wait_idle()
     at = in_future(4)
     due = parse_time(at).timestamp()
     r = srv.sms(recipient="+4915112340061", messageBody="later", sendAt=at)

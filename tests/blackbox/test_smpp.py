@@ -9,14 +9,15 @@ session's state in `msgspool status`.
 """
 
 import json
+import os
 import signal
 import time
 
 import pytest
 
 from conftest import Instance
-from delivery_support import (EVENTUALLY, daemons, enqueue, load, make_doc,
-                              queue_sms, run_cli, wait_until, where)
+from delivery_support import (EVENTUALLY, Inotify, daemons, enqueue, load,
+                              make_doc, queue_sms, run_cli, wait_until, where)
 from doubles.smsc import (ESME_RINVDSTADR, ESME_RMSGQFUL, ESME_RTHROTTLED, Smsc)
 
 __all__ = ["daemons"]   # the fixture, imported for pytest
@@ -411,7 +412,10 @@ def test_receipts_after_outcome_and_parts(inst, smsc, daemons):
     smsc.send_receipt(ids2[1], "EXPIRED", "text")
     wait_until(lambda: _receipt_status(inst, two) == "undelivered",
                EVENTUALLY, what="undelivered")
-    time.sleep(1.5)   # the receipts area is read every second
+    # Two of its three parts' receipts applied, yet not delivered.
+    wait_until(lambda: {ids3[0], ids3[2]} <= set(
+        load(inst.spool, "sent", three).get("partStatus", {})),
+               EVENTUALLY, what="the receipts of parts 1 and 3 applied")
     assert _receipt_status(inst, three) == "sent"
     smsc.send_receipt(ids3[1], "DELIVRD", "tlv")
     wait_until(lambda: _receipt_status(inst, three) == "delivered",
@@ -436,7 +440,17 @@ def test_resumed_message_delivered_with_the_earlier_parts_receipt(
     [first] = load(inst.spool, "deferred", msgid)["providerReply"][
         "partIds"][:1]
     smsc.send_receipt(first, "DELIVRD", "tlv")
-    time.sleep(1.5)   # read, kept: its message is not sent yet
+    # Read while its message is not sent yet (and kept: the delivered
+    # below needs it): stored in receipts/, then opened by msgspoold's
+    # scan, every second while it waits (a read before the watch began is
+    # followed by another).
+    receipts = inst.spool / "receipts"
+    wait_until(lambda: receipts.is_dir() and os.listdir(receipts),
+               EVENTUALLY, what="the receipt stored")
+    [name] = os.listdir(receipts)
+    with Inotify(receipts, Inotify.IN_OPEN) as watch:
+        wait_until(lambda: any(n == name for _, n in watch.read()),
+                   EVENTUALLY, what="the receipt read by msgspoold")
     run_cli(inst.conf, "retry", msgid)
     wait_until(lambda: where(inst.spool, msgid) == ["sent"], EVENTUALLY,
                what="sent")

@@ -63,6 +63,9 @@ def test_ids_are_unique_and_sort_by_time(srv):
     ids = []
     for _ in range(3):
         ids.append(_queued(srv.sms())["smsId"])
+        # Not a wait: the next id in a later millisecond (an id sorts by
+        # its millisecond, then at random), which msgspool-fcgi can
+        # otherwise answer within.
         time.sleep(0.005)
     assert len(set(ids)) == 3
     assert ids == sorted(ids)

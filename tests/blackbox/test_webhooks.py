@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import CROCKFORD, in_future
+from conftest import CROCKFORD, in_future, parse_time
 from delivery_support import daemons, wait_until  # noqa: F401 (fixture)
 from doubles.standin import Standin
 
@@ -93,7 +93,9 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        # close() waits for the loop to see its shutdown: at most a poll.
         self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05},
                                        daemon=True)
         self.thread.start()
 
@@ -213,7 +215,8 @@ def test_filter_and_other_clients(hooks, receiver, daemons):
     assert srv.request("DELETE", "/messages/" + later).status_code == 200
     daemons.once(srv.inst.conf)
     got = receiver.wait(1)
-    time.sleep(0.3)
+    # --once ends with its transfers answered, and the receiver records a
+    # POST before it answers: what came is all that comes.
     assert len(receiver.deliveries()) == 1
     _check(got[0], srv, later, "canceled")
 
@@ -240,15 +243,31 @@ def test_retries_keep_the_id_and_honour_retry_after(hooks, receiver,
     assert d.stop() == 0
 
 
+def _events_due(srv):
+    """Whether every event in events/ is due: its nextAttempt (whole
+    seconds) has come."""
+    for name in _area(srv, "events"):
+        try:
+            ev = json.loads((srv.inst.spool / "events" / name).read_bytes())
+        except FileNotFoundError:
+            continue
+        if ev.get("nextAttempt") and \
+                parse_time(ev["nextAttempt"]).timestamp() > time.time():
+            return False
+    return True
+
+
 def _once_until(daemons, srv, receiver, n, runs=4):
     """msgspoold --once until the receiver has n deliveries: a try that
     fails on the way (the receiver, loaded, closing a connection unread)
-    is tried again by the next run, as the daemon would after its wait."""
+    is tried again by the next run once it is due, as the daemon would
+    after its wait."""
     for _ in range(runs):
         daemons.once(srv.inst.conf)
         if len(receiver.deliveries()) >= n:
             break
-        time.sleep(1.2)
+        wait_until(lambda: _events_due(srv), 10,
+                   what="the events tried again due")
     return receiver.wait(n, timeout=5)
 
 
@@ -265,7 +284,11 @@ def test_410_stops_and_operator_resends(hooks, receiver, daemons,
     assert _area(srv, "events") == [] and len(failed) == 1
     evid = got[0]["headers"]["webhook-id"]
     assert failed == [evid + ".json"]
-    time.sleep(1.5)
+    # Given up, not retried (the schedule's 1 s): kept with no next try,
+    # and nothing left in events/ for a daemon to send again.
+    kept = json.loads((srv.inst.spool / "events-failed" / failed[0])
+                      .read_bytes())
+    assert kept["nextAttempt"] is None, kept
     daemons.once(srv.inst.conf)
     assert len(receiver.deliveries()) == 1      # stopped at once
     cp = srv.inst.cli("events")
@@ -321,11 +344,20 @@ def test_without_webhook_urls_events_are_read_once_a_config(
                what="the event given up")
     assert d.stop() == 0
     srv.inst.write_conf("")
-    d = daemons.start(srv.inst.conf)
-    time.sleep(1.5)                             # its scan at start is done
+    # Resent before the start: the scan at start gives it up again, and
+    # once it has, that scan is done.
     cp = srv.inst.cli("events", "resend", "--all")
     assert cp.returncode == 0 and "1 event resent" in cp.out, cp.out
-    time.sleep(3)
+    d = daemons.start(srv.inst.conf)
+    wait_until(lambda: len(_area(srv, "events-failed")) == 1 and
+               _area(srv, "events") == [], 20,
+               what="the event given up by the scan at start")
+    cp = srv.inst.cli("events", "resend", "--all")
+    assert cp.returncode == 0 and "1 event resent" in cp.out, cp.out
+    # The passage of time is the point: nothing may happen.  A scan every
+    # second, as with a webhook-url (msgspoold(8) Webhooks), would have
+    # given it up within 2 s (its seconds are whole ones).
+    time.sleep(2.5)
     assert len(_area(srv, "events")) == 1, "events/ read with no webhook-url"
     d.signal(signal.SIGHUP)
     wait_until(lambda: len(_area(srv, "events-failed")) == 1, 20,
@@ -498,6 +530,6 @@ def test_receipts_make_delivered_events(hooks, receiver, daemons):
         assert r.status_code == 200, r.text
     daemons.once(srv.inst.conf)
     got = receiver.wait(1)
-    time.sleep(0.3)
+    # --once has ended with its transfers answered: nothing more comes.
     assert len(receiver.deliveries()) == 1      # once, not per receipt
     _check(got[0], srv, msgid, "delivered")

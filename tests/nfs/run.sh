@@ -60,13 +60,24 @@ ip netns add "$NS" 2>/dev/null || skip "cannot make a network namespace"
 T0=$(date +%s)
 ok=0
 
+hosts_alive() { # whether a kernel's process group is still there
+	local p
+	for p in "$EXP"/ctl/*.pid; do
+		[ -e "$p" ] && kill -0 -- -"$(cat "$p")" 2>/dev/null && return 0
+	done
+	return 1
+}
 cleanup() {
 	trap - EXIT INT TERM
 	touch "$EXP/ctl/stop"
 	for p in "$EXP"/ctl/*.pid; do
 		[ -e "$p" ] && kill -9 -- -"$(cat "$p")" 2>/dev/null
 	done
-	sleep 1
+	# Until the kernels are gone (their taps with them), 10 s at most.
+	local i=0
+	while [ $i -lt 100 ] && hosts_alive; do
+		sleep 0.1; i=$((i + 1))
+	done
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$HOME/.uml/$UMID"-*
 	if [ "$ok" = 1 ] && [ -z "${MSGSPOOL_NFS_KEEP:-}" ]; then
@@ -82,10 +93,14 @@ say() { printf '[%4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 fail() { say "FAIL: $*"; exit 1; }
 left() { [ $(( $(date +%s) - T0 )) -lt "$LIMIT" ] || fail "over ${LIMIT}s"; }
 waitfor() { # FILE SECONDS
-	local i=0
-	while [ ! -e "$1" ]; do
+	waituntil "$2" test -e "$1"
+}
+waituntil() { # SECONDS COMMAND...: 0 once COMMAND succeeds, polled
+	local i=0 n=$(($1 * 4))
+	shift
+	until "$@"; do
 		sleep 0.25; i=$((i + 1)); left
-		[ $i -ge $(($2 * 4)) ] && return 1
+		[ $i -ge $n ] && return 1
 	done
 	return 0
 }
@@ -147,7 +162,19 @@ daemon_kill() { # ROLE: kill -9, the instance marked as killed
 	on "$1" "kill$n_inst" 10 "kill -9 \$(cat $EXP/ctl/$1/daemon.pid)"
 }
 daemon_stop() { # ROLE: a clean stop (SIGTERM), waited for
-	on "$1" "stop$n_inst-$RANDOM" 30 "p=\$(cat $EXP/ctl/$1/daemon.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.2; done"
+	on "$1" "stop$n_inst-$RANDOM" 30 "p=\$(cat $EXP/ctl/$1/daemon.pid); kill \$p; i=0; while kill -0 \$p 2>/dev/null && [ \$i -lt 150 ]; do sleep 0.2; i=\$((i + 1)); done"
+}
+# The daemon instance now on ROLE: started (its log says so); how many
+# messages it has sent (files in its outbox); whether at least N.
+started() { # ROLE
+	grep -q "started:" "$EXP/log/$(cat "$EXP/ctl/$1.daemon").log" 2>/dev/null
+}
+sent_by() { # ROLE
+	find "$EXP/out/$(cat "$EXP/ctl/$1.daemon")" -maxdepth 1 -type f \
+	    ! -name '.*' 2>/dev/null | wc -l
+}
+has_sent() { # ROLE N
+	[ "$(sent_by "$1")" -ge "$2" ]
 }
 # A writer on ROLE: N messages through sms-deliver as a CGI program.
 writer() { # ROLE NAME N
@@ -218,7 +245,8 @@ if [ "$MODE" = throughput ]; then
 	for k in 1 2 3; do
 		say "throughput: $N messages queued by C1 C2 C3, drained by $k daemon host(s)"
 		for c in C1 C2 C3; do [ ${c#C} -le $k ] && daemon_start "$c"; done
-		sleep 10
+		for c in C1 C2 C3; do [ ${c#C} -le $k ] && { waituntil 60 started "$c" ||
+		    fail "$c: its daemon did not start within 60 s"; }; done
 		for c in C1 C2 C3; do [ ${c#C} -le $k ] &&
 		    on "$c" "stop$k" 10 "kill -STOP \$(cat $EXP/ctl/$c/daemon.pid)"; done
 		for c in C1 C2 C3; do writer "$c" "w$k$c" $((N / 3)); done
@@ -245,7 +273,13 @@ fi
 say "load: $PER_WRITER messages from a writer on each client; a daemon on each"
 for c in C1 C2 C3; do daemon_start "$c"; done
 for c in C1 C2 C3; do writer "$c" "w1$c" "$PER_WRITER"; done
-sleep 6
+# The load under way (every daemon sending), then the chaos.  Its
+# sleeps are its schedule, not waits: how long the load runs before and
+# between two blows, how long a daemon stays dead, the lease outlived.
+for c in C1 C2 C3; do
+	waituntil 60 has_sent "$c" 5 || fail "$c: its daemon sent nothing within 60 s"
+done
+sleep 4
 say "chaos: kill -9 of C1's daemon, restarted at once (takes its own claims back)"
 daemon_kill C1; daemon_start C1
 sleep 4
@@ -255,7 +289,7 @@ sleep 4
 say "chaos: C3's kernel killed (its daemon and writer with it)"
 cat "$EXP/ctl/C3.daemon" >>"$EXP/ctl/chaos"
 killhost C3
-sleep $((LEASE + 8))
+sleep $((LEASE + 8))	# past its lease: the server lets its locks go
 say "chaos: C3 booted again: a writer and a daemon on it"
 boot C3 tap3 10.99.0.13
 waitfor "$EXP/ctl/C3.ready" 180 || fail "C3 did not come back"
@@ -275,7 +309,7 @@ netcut C2
 for c in C1 C3; do
 	on "$c" "resume$c" 10 "kill -CONT \$(cat $EXP/ctl/$c/daemon.pid)"
 done
-sleep $((LEASE + 12))
+sleep $((LEASE + 12))	# a partition longer than the lease
 netjoin C2
 say "chaos: C2 back; waiting for the writers"
 for w in $(cat "$EXP/ctl/writers"); do

@@ -28,6 +28,8 @@ ip addr add "$IP/24" dev vec0
 ip link set vec0 up
 M="modprobe -d $EXP/modroot"
 now() { date +%s.%N | cut -c1-14; }
+# Power off; pid 1 must not exit meanwhile (a panic): the power-off
+# ends the sleep.
 finish() { sync; echo o >/proc/sysrq-trigger; sleep 10; }
 # Run what the harness drops into $EXP/ctl/ROLE/ until it says stop.
 commands() {
@@ -64,7 +66,11 @@ if [ "$ROLE" = S ]; then
 fi
 
 $M nfsv4
-while [ ! -e "$EXP/ctl/S.ready" ]; do sleep 0.5; done
+i=0
+while [ ! -e "$EXP/ctl/S.ready" ]; do
+	i=$((i + 1)); [ $i -gt 600 ] && { echo "$ROLE: no server"; finish; }
+	sleep 0.2
+done
 MNT=$EXP/mnt/$ROLE
 mkdir -p "$MNT"
 i=0

@@ -84,6 +84,7 @@ class _Reply:
         self.headers = dict(headers or {})
         self.outcome = outcome          # ok, error, violation, rejected
         self.reason = reason            # why (violation / rejection)
+        self.then = None                # () run once it has been sent
 
 
 class _Valid:
@@ -291,6 +292,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner._violation(rec, reply.reason)
         owner._record(rec)
         self._send(reply)
+        if reply.then is not None:
+            reply.then()
 
     def _send(self, reply):
         data = b""

@@ -305,9 +305,6 @@ class TwilioAPI:
 
         def success():
             sid = "SM" + secrets.token_hex(16)
-            if form.get("StatusCallback") and self.twilio_callbacks:
-                self._call_back(form["StatusCallback"], account, sid, to,
-                                frm, list(self.twilio_callbacks))
             now = _rfc2822()
             uri = "/2010-04-01/Accounts/%s/Messages/%s" % (account, sid)
             res = {
@@ -332,21 +329,26 @@ class TwilioAPI:
                 "to": to,
                 "uri": uri + ".json",
             }
-            return _Reply(201, res,
-                          {"Twilio-Request-Id": "RQ" + secrets.token_hex(16)})
+            reply = _Reply(201, res, {"Twilio-Request-Id":
+                                      "RQ" + secrets.token_hex(16)})
+            if form.get("StatusCallback") and self.twilio_callbacks:
+                callbacks = list(self.twilio_callbacks)
+                reply.then = lambda: self._call_back(
+                    form["StatusCallback"], account, sid, to, frm, callbacks)
+            return reply
 
         return _Valid(to, success, lambda step: self._tw_scripted(
             rec, step, to), reject), None
 
     def _call_back(self, url, account, sid, to, frm, statuses):
         """POST Twilio's status callbacks for message sid to url, one
-        after another, after the 201 went out (a thread of their own)."""
+        after another (a thread of their own); called once the 201 went
+        out (the reply's then)."""
         import hashlib
         import hmac
         import urllib.request
 
         def run():
-            time.sleep(0.2)
             for status in statuses:
                 params = {"AccountSid": account, "ApiVersion": "2010-04-01",
                           "From": frm or "", "MessageSid": sid,
