@@ -72,7 +72,8 @@ LIB_OBJS	 = $(LIB_SRCS:%=$(O)lib/%.o) $(O)lib/content/mimetype.o
 LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
-		   voice-deliver email-deliver attachments messages receipts
+		   voice-deliver email-deliver attachments messages receipts \
+		   suppressions
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,

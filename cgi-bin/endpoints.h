@@ -17,6 +17,8 @@ extern const struct endpoint ep_ping;		/* /ping */
 extern const struct endpoint ep_receipts;	/* /receipts/{provider} */
 extern const struct endpoint ep_sms_batch;	/* /sms/v1/deliver/batch */
 extern const struct endpoint ep_sms_deliver;	/* /sms/v1/deliver */
+/* /suppressions and /suppressions/{channel}/{address} */
+extern const struct endpoint ep_suppressions;
 extern const struct endpoint ep_templates;	/* /templates */
 extern const struct endpoint ep_voice_deliver;	/* /voice/v1/deliver */
 

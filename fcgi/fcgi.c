@@ -21,7 +21,12 @@
 
 #include "fcgi.h"
 
-/* The exact routes; /messages/{id} and /receipts/{provider} below. */
+/*
+ * The exact routes; /messages/{id} and /receipts/{provider} below, and
+ * /suppressions/{channel}/{address}, whose address may hold a '/'.
+ */
+#define SUPPRESSIONS_PREFIX	"/suppressions/"
+
 static const struct route {
 	const char		*path;
 	const struct endpoint	*ep;
@@ -35,6 +40,7 @@ static const struct route {
 	{ "/deliver",			&ep_email_deliver },
 	{ "/email/v1/deliver",		&ep_email_deliver },
 	{ "/email/v1/attachments",	&ep_attachments },
+	{ "/suppressions",		&ep_suppressions },
 };
 
 static const struct route prefixes[] = {
@@ -45,7 +51,8 @@ static const struct route prefixes[] = {
 const struct endpoint *
 fcgi_route(const char *path, const char **path_info)
 {
-	size_t	len, plen, i;
+	const char	*p;
+	size_t		 len, plen, i;
 
 	*path_info = NULL;
 	if (path == NULL)
@@ -54,6 +61,14 @@ fcgi_route(const char *path, const char **path_info)
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(path, routes[i].path) == 0)
 			return routes[i].ep;
+	/* /suppressions/{channel}/{address}: the address is the rest. */
+	plen = strlen(SUPPRESSIONS_PREFIX);
+	if (len > plen && strncmp(path, SUPPRESSIONS_PREFIX, plen) == 0 &&
+	    (p = strchr(path + plen, '/')) != NULL && p > path + plen &&
+	    p[1] != '\0') {
+		*path_info = path + plen - 1;
+		return &ep_suppressions;
+	}
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		plen = strlen(prefixes[i].path);
 		/* One segment after the prefix, as the servers map it. */

@@ -17,7 +17,9 @@
  * route: a route exactly (case counts, "/ping/" is not "/ping"), or
  * /messages/{id} and /receipts/{provider} with one segment after the
  * prefix, for which *path_info points at "/ID" inside path, what the
- * route's program gets as PATH_INFO (still encoded); else NULL.
+ * route's program gets as PATH_INFO (still encoded), or
+ * /suppressions/{channel}/{address} with a segment and more after the
+ * prefix (PATH_INFO "/CHANNEL/ADDRESS"); else NULL.
  */
 const struct endpoint *fcgi_route(const char *path, const char **path_info);
 

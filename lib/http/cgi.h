@@ -70,6 +70,13 @@ enum body_limit {
 struct endpoint {
 	const char	*method;	/* the allowed method, or several:
 					   "GET, DELETE" (also the Allow) */
+	/*
+	 * The methods of the request's path, for a program that serves
+	 * paths allowing different ones (/suppressions: GET;
+	 * /suppressions/{channel}/{address}: GET, PUT, DELETE); NULL: all
+	 * its paths allow method.
+	 */
+	const char	*(*methods)(const struct request *);
 	int		 needs_key;
 	unsigned	 scope;		/* SCOPE_* or 0 for any valid key */
 	enum body_limit	 limit;
@@ -86,6 +93,14 @@ struct endpoint {
 	 * stores something else (the upload).
 	 */
 	int		 idempotent;
+	/*
+	 * Whether its body may be left out (PUT /suppressions/...: its
+	 * reason): a Content-Length of 0, or none and no Content-Type, is
+	 * no body (ctx->body NULL); one given is checked as any other.  Of
+	 * a route's methods only POST and PUT have a body read (limit);
+	 * GET and DELETE none.
+	 */
+	int		 body_optional;
 };
 
 /*

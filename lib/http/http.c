@@ -45,7 +45,8 @@ response_new(int status, const char *content_type, const char *body,
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->status = status;
-	if ((r->content_type = strdup(content_type)) == NULL ||
+	if ((content_type != NULL &&
+	    (r->content_type = strdup(content_type)) == NULL) ||
 	    (r->body = malloc(len + 1)) == NULL) {
 		response_free(r);
 		return NULL;
@@ -125,10 +126,21 @@ response_render(const struct response *r, char **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	if (asprintf(&head, "Status: %d %s\r\nContent-Type: %s\r\n"
-	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
-	    r->content_type, r->body_len) == -1)
+	/* A 204 has no content, nor a length (RFC 9110 8.6). */
+	if (asprintf(&head, "Status: %d %s\r\n%s%s%s", r->status,
+	    http_reason(r->status), r->content_type ? "Content-Type: " : "",
+	    r->content_type ? r->content_type : "", r->content_type ?
+	    "\r\n" : "") == -1)
 		return -1;
+	if (r->status != 204) {
+		if (asprintf(&next, "%sContent-Length: %zu\r\n", head,
+		    r->body_len) == -1) {
+			free(head);
+			return -1;
+		}
+		free(head);
+		head = next;
+	}
 	for (i = 0; i < r->nheaders; i++) {
 		if (asprintf(&next, "%s%s: %s\r\n", head, r->headers[i].name,
 		    r->headers[i].value) == -1) {

@@ -25,8 +25,10 @@ struct response {
 const char	*http_reason(int status);
 
 /*
- * New responses.  response_json takes a JSON value (stealing the
- * reference) and serialises it.  NULL only when out of memory.
+ * New responses.  A NULL content_type is none (a 204's: rendered without
+ * Content-Type, and a 204 without Content-Length).  response_json takes
+ * a JSON value (stealing the reference) and serialises it.  NULL only
+ * when out of memory.
  */
 struct response	*response_new(int status, const char *content_type,
 		    const char *body, size_t len);

@@ -117,6 +117,27 @@ method_allowed(const char *list, const char *method)
 }
 
 /*
+ * Whether the request's body is read and parsed by the pipeline: a POST
+ * or PUT of a route with a limit, unless an optional body is left out:
+ * no Content-Length, or 0.  A Content-Type without a Content-Length
+ * says there is one of a length unknown (busybox httpd passes a PUT's
+ * so): it is checked, so 411.
+ */
+static int
+has_body(const struct endpoint *ep, const struct request *req)
+{
+	if (ep->limit == LIMIT_NONE || ep->limit == LIMIT_RAW ||
+	    (strcmp(req->method, "POST") != 0 &&
+	    strcmp(req->method, "PUT") != 0))
+		return 0;
+	if (!ep->body_optional)
+		return 1;
+	if (req->has_length)
+		return req->content_length > 0;
+	return req->content_type != NULL && *req->content_type != '\0';
+}
+
+/*
  * The Allow of a route's methods: the list, with HEAD after GET (a HEAD
  * is answered wherever a GET is, cgi_request_init).
  */
@@ -327,6 +348,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	struct problem	*p;
 	struct rate	 rate;
 	struct idem	*idem = NULL;
+	const char	*methods;
 	char		 err[512], allow[64], *root = NULL;
 	size_t		 limit;
 	int		 limited = -1;	/* not counted yet */
@@ -335,8 +357,9 @@ dispatch(const struct endpoint *ep, struct request *req,
 	ctx.req = req;
 	if ((r = cgi_server_error(req->envp)) != NULL)
 		return r;
-	if (!method_allowed(ep->method, req->method)) {
-		allow_of(ep->method, allow, sizeof(allow));
+	methods = ep->methods != NULL ? ep->methods(req) : ep->method;
+	if (!method_allowed(methods, req->method)) {
+		allow_of(methods, allow, sizeof(allow));
 		p = problem_new(405, "method-not-allowed",
 		    "%s is not allowed here; use %s", req->head ? "HEAD" :
 		    req->method, allow);
@@ -385,7 +408,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 			    "the body is shorter than its Content-Length"));
 			goto done;
 		}
-	} else if (ep->limit != LIMIT_NONE && ep->limit != LIMIT_RAW) {
+	} else if (has_body(ep, req)) {
 		limit = ep->limit == LIMIT_EMAIL ? limits.body_email :
 		    limits.body;
 		if (!req->has_length) {

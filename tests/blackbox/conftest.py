@@ -49,6 +49,9 @@ WEBSERVER_FILES = {
     # /messages/{id} with GET and DELETE: a path parameter and a method
     # the servers route
     "test_messages.py",
+    # /suppressions/{channel}/{address} with GET, PUT and DELETE: a
+    # percent-encoded address in the path, a PUT with or without a body
+    "test_suppressions.py",
     # /receipts/{provider}: signatures over the URL and the form body as
     # the server passes them on
     "test_receipts.py",

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("yaml", reason="apt-get install python3-yaml")
 pytest.importorskip("jsonschema", reason="apt-get install python3-jsonschema")
 
-from conftest import RECIPIENT, in_future, parse_time  # noqa: E402
+from conftest import FRONT, RECIPIENT, in_future, parse_time  # noqa: E402
 import openapi_check as oc  # noqa: E402
 from openapi_check import check_reply, check_response  # noqa: E402
 from harness.routes import PATHS, SOME_ID, op  # noqa: E402
@@ -59,11 +59,24 @@ def test_live_every_request_example_is_accepted(live):
         rb = op(m, p).get("requestBody")
         for mt in (rb or {}).get("content", {}).values():
             for name, ex in mt.get("examples", {}).items():
-                r = live.post_json(p, ex["value"])
+                if m == "POST":
+                    r = live.post_json(p, ex["value"])
+                elif FRONT == "busybox":
+                    # It passes a PUT's body without its length: 411.
+                    continue
+                else:
+                    r = live.request(m, _concrete(p),
+                                     json=ex["value"])
                 check_reply(r)
                 assert 200 <= r.status_code < 300, (p, name, r.text[:500])
                 n += 1
     assert n >= 9
+
+
+def _concrete(path):
+    """A templated path with a concrete value in each parameter."""
+    return path.replace("{channel}", "sms").replace(
+        "{address}", "%2B4915112345678")
 
 
 @pytest.mark.parametrize("path", list(PATHS))
@@ -72,6 +85,7 @@ def test_live_other_methods_are_405_with_allow(live, path):
     # A templated path is asked for with a concrete value (the program
     # answers 405 before it looks at the id or the provider).
     concrete = path.replace("{id}", SOME_ID).replace("{provider}", "twilio")
+    concrete = _concrete(concrete)
     others = [m for m in ("GET", "POST", "PUT", "DELETE", "OPTIONS")
               if m not in methods]
     for other in others:

@@ -43,6 +43,8 @@ test_route_exact(void **state)
 	assert_ptr_equal(fcgi_route("/email/v1/attachments", &pi),
 	    &ep_attachments);
 	assert_null(pi);
+	assert_ptr_equal(fcgi_route("/suppressions", &pi), &ep_suppressions);
+	assert_null(pi);
 }
 
 static void
@@ -59,6 +61,13 @@ test_route_param(void **state)
 	/* The segment as it is: PATH_INFO decodes it (fcgi_env). */
 	assert_ptr_equal(fcgi_route("/receipts/tw%3Fx", &pi), &ep_receipts);
 	assert_string_equal(pi, "/tw%3Fx");
+	/* A channel, and an address that is the rest, '/' and all. */
+	assert_ptr_equal(fcgi_route("/suppressions/sms/%2B4915112345678",
+	    &pi), &ep_suppressions);
+	assert_string_equal(pi, "/sms/%2B4915112345678");
+	assert_ptr_equal(fcgi_route("/suppressions/email/a/b@example.com",
+	    &pi), &ep_suppressions);
+	assert_string_equal(pi, "/email/a/b@example.com");
 }
 
 /* cgi_path of uri is want, and routes to ep. */
@@ -145,6 +154,10 @@ test_route_none(void **state)
 	assert_null(fcgi_route("/messages/a/b", &pi));
 	assert_null(fcgi_route("/messages", &pi));
 	assert_null(fcgi_route("/receipts/", &pi));
+	assert_null(fcgi_route("/suppressions/", &pi));
+	assert_null(fcgi_route("/suppressions/sms", &pi));
+	assert_null(fcgi_route("/suppressions/sms/", &pi));
+	assert_null(fcgi_route("/suppressions//x", &pi));
 	assert_null(fcgi_route("/cgi-bin/ping", &pi));
 }
 

@@ -159,11 +159,36 @@ test_response_render(void **state)
 	response_free(r);
 }
 
+/* A 204: no content, so no Content-Type and no Content-Length. */
+static void
+test_no_content(void **state)
+{
+	struct response	*r;
+	char		*out;
+	size_t		 len;
+
+	(void)state;
+	r = response_new(204, NULL, NULL, 0);
+	assert_non_null(r);
+	assert_int_equal(response_render(r, &out, &len), 0);
+	assert_string_equal(out, "Status: 204 No Content\r\n\r\n");
+	free(out);
+	response_free(r);
+	/* Another status without a type keeps its length. */
+	r = response_new(200, NULL, "x", 1);
+	assert_int_equal(response_render(r, &out, &len), 0);
+	assert_string_equal(out, "Status: 200 OK\r\nContent-Length: 1\r\n"
+	    "\r\nx");
+	free(out);
+	response_free(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_response_render),
+		cmocka_unit_test(test_no_content),
 		cmocka_unit_test(test_http_reason),
 		cmocka_unit_test(test_json_response_bytes),
 		cmocka_unit_test(test_binary_body),

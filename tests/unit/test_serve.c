@@ -198,6 +198,86 @@ test_run_head(void **state)
 	result_free(&h);
 }
 
+/*
+ * A route whose body is optional and whose paths allow different
+ * methods, as the suppressions': PUT with PATH_INFO, or GET alone.
+ */
+static const char *
+put_methods(const struct request *req)
+{
+	return cgi_env(req->envp, "PATH_INFO") != NULL ?
+	    "GET, PUT, DELETE" : "GET";
+}
+
+/* Run method on ep at path (NULL: none) with a type, length and body. */
+static void
+run_put(const struct fixture *f, const struct endpoint *ep,
+    const char *method, const char *path, const char *type,
+    const char *length, const char *body, struct result *r)
+{
+	struct env	e;
+
+	env_request(&e, f->conf, method, "key-acme", type, length);
+	if (path != NULL)
+		env_add(&e, "PATH_INFO=%s", path);
+	memset(&seen, 0, sizeof(seen));
+	run(f, ep, &e, body, body != NULL ? strlen(body) : 0, r);
+}
+
+static void
+test_run_optional_body(void **state)
+{
+	struct fixture	*f = *state;
+	struct endpoint	 ep = ep_sms;
+	struct result	 r;
+
+	ep.method = "GET, PUT, DELETE";
+	ep.methods = put_methods;
+	ep.scope = 0;
+	ep.body_optional = 1;
+	/* None: no length and no type, or a length of 0. */
+	run_put(f, &ep, "PUT", "/x", NULL, NULL, NULL, &r);
+	assert_accepted(&r);
+	assert_false(seen.has_body);
+	result_free(&r);
+	run_put(f, &ep, "PUT", "/x", "application/json", "0", NULL, &r);
+	assert_accepted(&r);
+	assert_false(seen.has_body);
+	result_free(&r);
+	/* One: checked and parsed as any. */
+	run_put(f, &ep, "PUT", "/x", "application/json", "13", GOOD_BODY, &r);
+	assert_accepted(&r);
+	assert_true(seen.has_body);
+	result_free(&r);
+	run_put(f, &ep, "PUT", "/x", "application/json", "1", "{", &r);
+	assert_problem(&r, 400);
+	result_free(&r);
+	run_put(f, &ep, "PUT", "/x", "text/plain", "13", GOOD_BODY, &r);
+	assert_problem(&r, 415);
+	result_free(&r);
+	/* A type without a length: a body of a length unknown. */
+	run_put(f, &ep, "PUT", "/x", "application/json", NULL, GOOD_BODY, &r);
+	assert_problem(&r, 411);
+	assert_int_equal(seen.called, 0);
+	result_free(&r);
+	/* GET and DELETE read none, whatever comes. */
+	run_put(f, &ep, "DELETE", "/x", "application/json", "13", GOOD_BODY,
+	    &r);
+	assert_accepted(&r);
+	assert_false(seen.has_body);
+	result_free(&r);
+	/* The methods of the path: the Allow names them. */
+	run_put(f, &ep, "PUT", NULL, NULL, NULL, NULL, &r);
+	assert_405(&r, "GET, HEAD");
+	result_free(&r);
+	run_put(f, &ep, "POST", "/x", "application/json", "13", GOOD_BODY, &r);
+	assert_405(&r, "GET, HEAD, PUT, DELETE");
+	result_free(&r);
+	run_put(f, &ep, "GET", NULL, NULL, NULL, NULL, &r);
+	assert_accepted(&r);
+	result_free(&r);
+}
+
 static void
 test_run_missing_key(void **state)
 {
@@ -557,6 +637,7 @@ main(void)
 		T(test_run_star_scope),
 		T(test_run_wrong_method),
 		T(test_run_head),
+		T(test_run_optional_body),
 		T(test_run_missing_key),
 		T(test_run_empty_key),
 		T(test_run_unknown_key),

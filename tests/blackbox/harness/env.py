@@ -64,11 +64,13 @@ ROUTES = {
     "/deliver": "email-deliver",
     "/email/v1/deliver": "email-deliver",
     "/email/v1/attachments": "attachments",
+    "/suppressions": "suppressions",
 }
 # Routes with a parameter: a prefix and the program that serves it.
 PREFIX_ROUTES = {
     "/messages/": "messages",
     "/receipts/": "receipts",
+    "/suppressions/": "suppressions",
 }
 PROGRAMS = sorted(set(ROUTES.values()) | set(PREFIX_ROUTES.values()))
 

@@ -19,6 +19,10 @@ ROUTES = [
     ("DELETE", "/messages/{id}", "messages", "any valid key"),
     ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
     ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
+    ("GET", "/suppressions", "suppressions", "any valid key"),
+    ("GET", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
+    ("PUT", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
+    ("DELETE", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
 ]
 # Each path, and the methods it allows in the order Allow names them
 # (HEAD after GET: every GET route answers HEAD, conf/openapi.yaml).
