@@ -214,6 +214,7 @@ $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
 CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o
+CLI_OBJS	+= $(O)spooler/cli/cli_suppress.o
 $(CLI): $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS_BASE)
 

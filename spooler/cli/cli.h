@@ -22,4 +22,7 @@ int		 cmd_key(struct cli *, int argc, char **argv);
 int		 cmd_events(struct cli *, int argc, char **argv);
 int		 cmd_webhook_secret(struct cli *, int argc, char **argv);
 
+/* cli_suppress.c: suppress list, suppress add, suppress remove. */
+int		 cmd_suppress(struct cli *, int argc, char **argv);
+
 #endif

@@ -4,7 +4,8 @@
  *
  *	msgspool [-c FILE] list | show ID | retry ID...|--failed |
  *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT |
- *	    events [resend ID...|--all] | webhook-secret CLIENT
+ *	    events [resend ID...|--all] | webhook-secret CLIENT |
+ *	    suppress list [CLIENT] | suppress add|remove CLIENT CHANNEL ADDRESS
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -372,6 +373,9 @@ static const struct verb verbs[] = {
 	    "events resend --all", cmd_events },
 	{ "webhook-secret", 1, 1, 0, "webhook-secret CLIENT",
 	    cmd_webhook_secret },
+	{ "suppress", 1, 4, 1, "suppress list [CLIENT] | suppress add CLIENT "
+	    "CHANNEL ADDRESS | suppress remove CLIENT CHANNEL ADDRESS",
+	    cmd_suppress },
 };
 
 static void

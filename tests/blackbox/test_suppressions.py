@@ -229,3 +229,54 @@ def test_list_bad_parameters(srv):
         assert_problem(_sup(srv, "GET", q), 400, name)
     assert _list(srv, "?limit=500&channel=voice")["suppressions"] == []
 
+
+def test_cli_suppress(srv):
+    inst = srv.inst
+    cp = inst.cli("suppress", "add", "acme", "sms", NUM)
+    assert cp.returncode == 0 and cp.err == "", cp.err
+    assert cp.out == f"suppressed {NUM} on sms for acme\n"
+    r = _sup(srv, "GET", f"/sms/{ENC}")
+    assert r.status_code == 200 and r.json()["source"] == "manual"
+    cp = inst.cli("suppress", "add", "acme", "sms", NUM)
+    assert cp.returncode == 0
+    assert cp.out == f"{NUM} was suppressed on sms for acme already " \
+        "(manual)\n"
+    assert inst.cli("suppress", "add", "other", "email",
+                    "Bob@Example.COM").returncode == 0
+    assert _put(srv, "voice", ENC, client="other").status_code == 201
+    cp = inst.cli("suppress", "list")
+    assert cp.returncode == 0, cp.err
+    lines = cp.out.splitlines()
+    assert lines[0].split() == ["CLIENT", "CHANNEL", "ADDRESS", "SOURCE",
+                                "CREATED", "REASON"]
+    rows = [ln.split() for ln in lines[1:-1]]
+    # Newest first, every client's.
+    assert [r[:4] for r in rows] == [
+        ["other", "voice", NUM, "manual"],
+        ["other", "email", "Bob@example.com", "manual"],
+        ["acme", "sms", NUM, "manual"]]
+    parse_time(rows[0][4])
+    assert lines[-1] == "3 suppressions"
+    cp = inst.cli("suppress", "list", "acme")
+    assert [ln.split()[:3] for ln in cp.out.splitlines()[1:-1]] == \
+        [["acme", "sms", NUM]]
+    assert cp.out.splitlines()[-1] == "1 suppression"
+    cp = inst.cli("suppress", "remove", "acme", "sms", NUM)
+    assert cp.returncode == 0 and cp.out == f"removed {NUM} on sms for acme\n"
+    assert_problem(_sup(srv, "GET", f"/sms/{ENC}"), 404)
+    cp = inst.cli("suppress", "remove", "acme", "sms", NUM)
+    assert cp.returncode == 1 and cp.out == ""
+    assert cp.err == f"msgspool: suppress remove: {NUM} is not suppressed " \
+        "on sms for acme\n"
+    # Usage errors: one line on stderr, exit 1, nothing written.
+    for args in (("add", "acme", "fax", NUM), ("add", "acme", "sms", "123"),
+                 ("add", "../x", "sms", NUM), ("remove", "acme", "email",
+                                                "nobody"),
+                 ("list", ".x"), ("frob",), ("add", "acme", "sms")):
+        cp = inst.cli("suppress", *args)
+        assert cp.returncode == 1 and cp.out == "", (args, cp.out)
+        assert cp.err.count("\n") == 1 and cp.err.startswith(
+            ("msgspool: suppress", "usage: msgspool suppress")), cp.err
+    assert sorted(p.name for p in (inst.spool / "suppressions").iterdir()) \
+        == ["acme", "other"]
+    assert inst.cli("suppress").returncode == 1
