@@ -73,7 +73,7 @@ LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments messages receipts \
-		   suppressions
+		   suppressions unsubscribe
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,
@@ -121,7 +121,8 @@ DEB_BUILD	 = gcc make pkg-config libjansson-dev nettle-dev \
 DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-pytest-xdist python3-requests python3-aiosmtpd python3-yaml \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
-		   busybox postfix spawn-fcgi
+		   busybox postfix spawn-fcgi chromium chromium-driver \
+		   python3-selenium
 DEB_BENCH	 = wrk kannel
 # make check-nfs: NFS server and clients as user-mode Linux kernels.
 DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2

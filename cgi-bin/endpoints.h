@@ -20,6 +20,7 @@ extern const struct endpoint ep_sms_deliver;	/* /sms/v1/deliver */
 /* /suppressions and /suppressions/{channel}/{address} */
 extern const struct endpoint ep_suppressions;
 extern const struct endpoint ep_templates;	/* /templates */
+extern const struct endpoint ep_unsubscribe;	/* /unsubscribe/{token} */
 extern const struct endpoint ep_voice_deliver;	/* /voice/v1/deliver */
 
 #endif

@@ -46,6 +46,7 @@ static const struct route {
 static const struct route prefixes[] = {
 	{ "/messages/",			&ep_messages },
 	{ "/receipts/",			&ep_receipts },
+	{ "/unsubscribe/",		&ep_unsubscribe },
 };
 
 const struct endpoint *

@@ -9,6 +9,9 @@ PORT=${PORT:-8080}
 run="$top/.run"
 mkdir -p "$run/empty" "$top/spool"
 for d in tmp new deferred cur sent failed outbox; do mkdir -p "$top/spool/$d"; done
+# The key of the demo's one-click unsubscribe links, made once.
+[ -s "$run/unsubscribe.secret" ] ||
+	(umask 077 && head -c 32 /dev/urandom | base64 >"$run/unsubscribe.secret")
 
 cat >"$run/msgspool.conf" <<CONF
 # Written by make run; every channel uses the default file provider,
@@ -17,9 +20,17 @@ spool = $top/spool
 keys = $run/keys
 templates = $top/templates
 
+# Every email of demo carries a one-click unsubscribe link to this
+# server (README, One-click unsubscribe).
+public-url = http://127.0.0.1:$PORT
+unsubscribe-secret-file = $run/unsubscribe.secret
+
 # OTT needs a section per channelType; the README's example uses 1.
 [ott.1]
 provider = file
+
+[client.demo]
+list-unsubscribe = yes
 CONF
 
 # A fresh demo key for the client "demo", which owns the sample templates.

@@ -57,6 +57,9 @@ WEBSERVER_FILES = {
     "test_receipts.py",
     # headers of the reply (RateLimit, Retry-After) through the server
     "test_ratelimit.py",
+    # /unsubscribe/{token}: a POST from a mail program or a page's form,
+    # with or without a body, and the page a GET gets
+    "test_unsubscribe.py",
 }
 
 

@@ -22,7 +22,10 @@ from harness.routes import (DOC, PATHS, ROUTES, SOME_ID, op,  # noqa: E402
 ALLOW_OF_405 = {("GET", "/receipts/{provider}"): "POST"}
 # The operations that take no key (the provider's signature instead).
 NO_KEY = {("GET", "/ping"), ("POST", "/receipts/{provider}"),
-          ("GET", "/receipts/{provider}")}
+          ("GET", "/receipts/{provider}"), ("GET", "/unsubscribe/{token}"),
+          ("POST", "/unsubscribe/{token}")}
+# The errors a person reads in a browser: an HTML page, not a problem.
+HTML_ERRORS = {("GET", "/unsubscribe/{token}", "404")}
 
 # Every status each route's program can answer (cgi.c's pipeline, then
 # the handler): the success codes, then the errors.
@@ -70,6 +73,11 @@ STATUSES = {
     # The WhatsApp handshake: no body; 405 for GET on another provider.
     ("GET", "/receipts/{provider}"): {"200", "403", "404", "405", "500",
                                       "503"},
+    # No key, no body read (411: lighttpd's own): 404 for a token that
+    # does not verify, 503 for a spool that cannot take the suppression.
+    ("GET", "/unsubscribe/{token}"): {"200", "404", "405", "500", "503"},
+    ("POST", "/unsubscribe/{token}"): {"200", "404", "405", "411", "500",
+                                       "503"},
 }
 
 # The schema names clients, the man pages and the descriptions in the
@@ -243,12 +251,13 @@ def test_documented_headers(method, path):
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True
         assert header(201, "Deprecation")["schema"]["const"] == "true"
-    # Every error is problem+json.
+    # Every error is problem+json; a page (HTML_ERRORS) is HTML.
     for status in responses:
         if status[0] in "45":
             content = response(method, path, status)["content"]
-            assert list(content) == ["application/problem+json"], \
-                (method, path, status)
+            want = "text/html" if (method, path, status) in HTML_ERRORS \
+                else "application/problem+json"
+            assert list(content) == [want], (method, path, status)
 
 
 def test_ping_is_text_plain_pong():

@@ -148,8 +148,9 @@ def _make_run_config(top):
     m = re.search(r'cat >"\$run/msgspool\.conf" <<(\w+)\n(.*?)\n\1\n',
                   script, re.S)
     assert m, "tests/run-local.sh: no msgspool.conf here-document"
+    # $PORT: make run's default, of RUN_ADDR.
     conf = m.group(2).replace("$top", str(top)).replace(
-        "$run", str(top / ".run"))
+        "$run", str(top / ".run")).replace("$PORT", RUN_ADDR.split(":")[-1])
     assert "$" not in conf, f"run-local.sh: unexpanded config:\n{conf}"
     m = re.search(r"\\n(\w+):%s:(\S+?)\\n", script)
     assert m, "tests/run-local.sh: no demo key line"
@@ -176,6 +177,9 @@ class MakeRun:
             self.client, hashlib.sha256(self.key.encode()).hexdigest(),
             scopes))
         (run / "demo-key").write_text(self.key + "\n")
+        # The key of the demo's unsubscribe links, as make run makes it.
+        (run / "unsubscribe.secret").write_text(secrets.token_urlsafe(32) +
+                                                "\n")
 
     def files(self, state):
         return sorted(p.name for p in (self.spool / state).iterdir())

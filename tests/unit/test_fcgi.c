@@ -68,6 +68,9 @@ test_route_param(void **state)
 	assert_ptr_equal(fcgi_route("/suppressions/email/a/b@example.com",
 	    &pi), &ep_suppressions);
 	assert_string_equal(pi, "/email/a/b@example.com");
+	assert_ptr_equal(fcgi_route("/unsubscribe/YWJj.ZGVm", &pi),
+	    &ep_unsubscribe);
+	assert_string_equal(pi, "/YWJj.ZGVm");
 }
 
 /* cgi_path of uri is want, and routes to ep. */
@@ -158,6 +161,8 @@ test_route_none(void **state)
 	assert_null(fcgi_route("/suppressions/sms", &pi));
 	assert_null(fcgi_route("/suppressions/sms/", &pi));
 	assert_null(fcgi_route("/suppressions//x", &pi));
+	assert_null(fcgi_route("/unsubscribe/", &pi));
+	assert_null(fcgi_route("/unsubscribe/a/b", &pi));
 	assert_null(fcgi_route("/cgi-bin/ping", &pi));
 }
 

@@ -70,6 +70,7 @@ ROUTES = {
 PREFIX_ROUTES = {
     "/messages/": "messages",
     "/receipts/": "receipts",
+    "/unsubscribe/": "unsubscribe",
     "/suppressions/": "suppressions",
 }
 PROGRAMS = sorted(set(ROUTES.values()) | set(PREFIX_ROUTES.values()))

@@ -19,6 +19,8 @@ ROUTES = [
     ("DELETE", "/messages/{id}", "messages", "any valid key"),
     ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
     ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
+    ("GET", "/unsubscribe/{token}", "unsubscribe", "none: the token"),
+    ("POST", "/unsubscribe/{token}", "unsubscribe", "none: the token"),
     ("GET", "/suppressions", "suppressions", "any valid key"),
     ("GET", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
     ("PUT", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
