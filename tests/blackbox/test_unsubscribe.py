@@ -12,7 +12,6 @@ import email
 import email.policy
 import hashlib
 import hmac
-import json
 import os
 import re
 import shutil
@@ -101,18 +100,20 @@ def one_click(srv, path, data=ONE_CLICK, content_type=FORM, headers=None):
     return srv.request("POST", path, client=None, data=data, headers=h)
 
 
-def suppressions(inst, client):
-    """The email suppressions of client, as they are in the spool
-    (msgspool-spool(5), Suppressions): {address: document}."""
-    d = inst.spool / "suppressions" / client / "email"
-    if not d.is_dir():
-        return {}
-    out = {}
-    for p in d.iterdir():
-        if p.name.endswith(".json"):
-            doc = json.loads(p.read_bytes())
-            out[doc["address"]] = doc
-    return out
+def suppressions(srv, client):
+    """client's email suppressions, as GET /suppressions?channel=email
+    gives them to it: {address: object}; and GET of each by its address
+    gives the same."""
+    r = srv.get("/suppressions?channel=email&limit=500", client=client)
+    check_reply(r)
+    assert r.status_code == 200, r.text
+    got = {s["address"]: s for s in r.json()["suppressions"]}
+    for addr, s in got.items():
+        one = srv.get("/suppressions/email/" + urllib.parse.quote(addr, ""),
+                      client=client)
+        check_reply(one)
+        assert one.status_code == 200 and one.json() == s, one.text
+    return got
 
 
 def page(r, status):
@@ -156,21 +157,21 @@ def test_each_email_carries_its_recipients_link_and_a_post_unsubscribes(srv):
         raw = inst.outbox_for(mid)[0].read_bytes()
         assert raw_header(raw, "List-Unsubscribe") == \
             f"List-Unsubscribe: <{links[addr]}>"
-    assert suppressions(inst, "acme") == {}
+    assert suppressions(srv, "acme") == {}
 
     r = one_click(srv, path_of(srv, links[ANN]))
     text = page(r, 200)
     assert "Unsubscribed" in text and ANN in text
-    got = suppressions(inst, "acme")
+    got = suppressions(srv, "acme")
     assert list(got) == [ANN], got
     assert got[ANN]["source"] == "unsubscribe"
     assert got[ANN]["channel"] == "email"
     # Again: the same answer, the suppression as it was.
     page(one_click(srv, path_of(srv, links[ANN])), 200)
-    assert suppressions(inst, "acme") == got
+    assert suppressions(srv, "acme") == got
     # Bob's link is his own.
     page(one_click(srv, path_of(srv, links[BOB])), 200)
-    assert sorted(suppressions(inst, "acme")) == sorted([ANN, BOB])
+    assert sorted(suppressions(srv, "acme")) == sorted([ANN, BOB])
 
 
 def test_smtp_sends_the_link_of_the_eml(srv):
@@ -200,14 +201,14 @@ def test_smtp_sends_the_link_of_the_eml(srv):
     page(one_click(srv, path_of(srv, url), data=body,
                    content_type=f"multipart/form-data; boundary={boundary}"),
          200)
-    assert list(suppressions(inst, "acme")) == [CY]
+    assert list(suppressions(srv, "acme")) == [CY]
 
 
 def test_a_post_with_no_body_unsubscribes(srv):
     links_conf(srv)
     path = "/unsubscribe/" + token("acme", ANN)
     page(one_click(srv, path, data=b"", content_type=None), 200)
-    assert list(suppressions(srv.inst, "acme")) == [ANN]
+    assert list(suppressions(srv, "acme")) == [ANN]
     # Without Content-Length too, where the server passes such a POST on:
     # lighttpd answers it 411 itself, CGI or FastCGI.
     path = "/unsubscribe/" + token("acme", BOB)
@@ -217,10 +218,10 @@ def test_a_post_with_no_body_unsubscribes(srv):
     check_response("POST", srv.route(path), status, hdrs, body)
     if srv.kind.startswith("lighttpd"):
         assert status == 411, (status, body[:300])
-        assert list(suppressions(srv.inst, "acme")) == [ANN]
+        assert list(suppressions(srv, "acme")) == [ANN]
     else:
         assert status == 200, (status, body[:300])
-        assert sorted(suppressions(srv.inst, "acme")) == [ANN, BOB]
+        assert sorted(suppressions(srv, "acme")) == [ANN, BOB]
 
 
 def test_a_client_without_list_unsubscribe_sends_no_link(srv):
@@ -250,10 +251,10 @@ def test_a_get_shows_a_form_and_changes_nothing(srv):
     r = srv.request("HEAD", path, client=None)
     assert r.status_code == 200 and r.content == b""
     assert r.headers["Content-Type"] == "text/html; charset=utf-8"
-    assert suppressions(srv.inst, "acme") == {}
+    assert suppressions(srv, "acme") == {}
     # What the form posts unsubscribes.
     page(one_click(srv, path), 200)
-    assert list(suppressions(srv.inst, "acme")) == [ODD]
+    assert list(suppressions(srv, "acme")) == [ODD]
 
 
 # ------------------------------------------- tokens that do not verify
@@ -277,9 +278,9 @@ def test_a_token_with_one_byte_changed_is_404(srv):
         assert p["type"] == "urn:msgspool:problem:not-found", p
         text = page(srv.get("/unsubscribe/" + t, client=None), 404)
         assert "not valid" in text and "<form" not in text
-    assert suppressions(srv.inst, "acme") == {}
+    assert suppressions(srv, "acme") == {}
     page(one_click(srv, "/unsubscribe/" + good), 200)
-    assert list(suppressions(srv.inst, "acme")) == [ANN]
+    assert list(suppressions(srv, "acme")) == [ANN]
 
 
 def test_a_token_of_another_clients_address_is_that_clients_alone(srv):
@@ -289,10 +290,10 @@ def test_a_token_of_another_clients_address_is_that_clients_alone(srv):
     la, lo = link_of(eml(srv, a)), link_of(eml(srv, o))
     assert la != lo and lo.endswith(token("other", ANN))
     page(one_click(srv, path_of(srv, lo)), 200)
-    assert list(suppressions(srv.inst, "other")) == [ANN]
-    assert suppressions(srv.inst, "acme") == {}
+    assert list(suppressions(srv, "other")) == [ANN]
+    assert suppressions(srv, "acme") == {}
     page(one_click(srv, path_of(srv, la)), 200)
-    assert list(suppressions(srv.inst, "acme")) == [ANN]
+    assert list(suppressions(srv, "acme")) == [ANN]
 
 
 def test_without_a_secret_no_link_is_checked(srv):
@@ -304,7 +305,7 @@ def test_without_a_secret_no_link_is_checked(srv):
         check_reply(r)
         p = assert_problem(r, 500)
         assert p["detail"] == "the service is misconfigured"
-    assert suppressions(srv.inst, "acme") == {}
+    assert suppressions(srv, "acme") == {}
     assert "unsubscribe-secret" in srv.cgi_stderr()
 
 
@@ -385,11 +386,11 @@ def test_the_page_in_a_browser_unsubscribes_with_its_button(srv, browser):
     assert browser.title == "Unsubscribe"
     assert ODD in browser.find_element(By.TAG_NAME, "p").text
     # Opening it changed nothing.
-    assert suppressions(srv.inst, "acme") == {}
+    assert suppressions(srv, "acme") == {}
     browser.find_element(By.TAG_NAME, "button").click()
     wait_until(lambda: browser.title == "Unsubscribed", timeout=15,
                what="the page after the button")
     assert browser.current_url == url
     assert ODD in browser.find_element(By.TAG_NAME, "p").text
-    got = suppressions(srv.inst, "acme")
+    got = suppressions(srv, "acme")
     assert list(got) == [ODD] and got[ODD]["source"] == "unsubscribe"
