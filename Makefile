@@ -59,7 +59,8 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # spool's files), content (channels, clients, templates, messages), http
 # (requests and replies).
 LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
-LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress
+LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
+		   inbox inbound
 LIB_CONTENT	 = keys html sms tmpl unsub
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \

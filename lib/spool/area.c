@@ -276,6 +276,45 @@ spool_index_get(struct spool *s, const char *key, char *id)
 	return ulid_valid(id) ? 0 : -1;
 }
 
+int
+spool_index_add(struct spool *s, const char *key, const char *id,
+    char *had)
+{
+	char	tmp[160 + NETFS_HOST_MAX], host[NETFS_HOST_MAX + 1];
+	int	afd, fd, rc = -1, e = 0;
+
+	if (strchr(key, '/') != NULL || key[0] == '.' || strlen(key) > 128) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((afd = spool_area(s, "index", 1)) == -1)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s.%s.%ld.add", key,
+	    netfs_hostname(host, sizeof(host)), (long)getpid());
+	/* Whole and synced before its name exists: a link is atomic. */
+	if ((fd = openat(afd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, SPOOL_FILE_MODE)) == -1) {
+		e = errno;
+		close(afd);
+		errno = e;
+		return -1;
+	}
+	if (util_write_all(fd, id, strlen(id)) == -1 || fsync(fd) == -1)
+		e = errno;
+	if (close(fd) == -1 && e == 0)
+		e = errno;
+	if (e == 0 && linkat(afd, tmp, afd, key, 0) == 0)
+		rc = fsync(afd) == 0 ? 0 : -1;
+	else if (e == 0 && errno == EEXIST)
+		rc = spool_index_get(s, key, had) == 0 ? 1 : -1;
+	if (rc == -1 && e == 0)
+		e = errno != 0 ? errno : EIO;
+	unlinkat(afd, tmp, 0);
+	close(afd);
+	errno = e;
+	return rc;
+}
+
 /* A status file's name: NAME.json, NAME plain. */
 static int
 status_name(const char *name, char *out, size_t len)

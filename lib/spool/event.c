@@ -17,9 +17,12 @@
 
 #define SECTION_PREFIX	"client."
 
-/* The statuses an event may be of (msgdoc_status's final ones and sent). */
+/*
+ * The statuses an event may be of (msgdoc_status's final ones and sent),
+ * and an inbound message's "received".
+ */
 static const char *const types[] = { "sent", "delivered", "read",
-    "undelivered", "failed", "canceled" };
+    "undelivered", "failed", "canceled", "received" };
 
 const char *
 event_section_client(const char *section)
@@ -144,33 +147,51 @@ event_check_section(const struct config *cfg, const char *section,
 	return 0;
 }
 
+/* Whether client has a webhook-url and wants events of status. */
+static int
+wanted(const struct config *cfg, const char *client, const char *status)
+{
+	char	section[128];
+
+	if (cfg == NULL || client == NULL)
+		return 0;
+	snprintf(section, sizeof(section), "%s%s", SECTION_PREFIX, client);
+	return event_section_client(section) != NULL &&
+	    config_get(cfg, section, "webhook-url") != NULL &&
+	    event_filter_has(config_get(cfg, section, "webhook-events"),
+	    status);
+}
+
+/* A new event "message.STATUS" of client with data (stolen), due now. */
+static json_t *
+event_new(const char *client, const char *status, json_t *data,
+    time_t now)
+{
+	char	 id[ULID_LEN + 1], stamp[RFC3339_LEN], type[64];
+
+	if (data == NULL || ulid_new(id) == -1) {
+		json_decref(data);
+		return NULL;
+	}
+	rfc3339_format(now, stamp, sizeof(stamp));
+	snprintf(type, sizeof(type), "message.%s", status);
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:i, s:s, s:n}",
+	    "version", MSGDOC_VERSION, "id", id, "client", client,
+	    "type", type, "timestamp", stamp, "data", data,
+	    "attempts", 0, "nextAttempt", stamp, "lastError");
+}
+
 json_t *
 event_of(const struct config *cfg, const json_t *doc, const char *state,
     time_t now)
 {
-	const char	*client, *status;
-	char		 section[128], id[ULID_LEN + 1], stamp[RFC3339_LEN];
-	char		 type[64];
-	json_t		*data, *ev;
+	const char	*client = msgdoc_client(doc), *status;
 
-	if (cfg == NULL || (client = msgdoc_client(doc)) == NULL)
-		return NULL;
-	snprintf(section, sizeof(section), "%s%s", SECTION_PREFIX, client);
 	status = msgdoc_status(doc, state);
-	if (event_section_client(section) == NULL ||
-	    config_get(cfg, section, "webhook-url") == NULL ||
-	    !event_filter_has(config_get(cfg, section, "webhook-events"),
-	    status) || ulid_new(id) == -1)
+	if (!wanted(cfg, client, status))
 		return NULL;
-	if ((data = msgdoc_status_object(doc, state, 0)) == NULL)
-		return NULL;
-	rfc3339_format(now, stamp, sizeof(stamp));
-	snprintf(type, sizeof(type), "message.%s", status);
-	ev = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:i, s:s, s:n}",
-	    "version", MSGDOC_VERSION, "id", id, "client", client,
-	    "type", type, "timestamp", stamp, "data", data,
-	    "attempts", 0, "nextAttempt", stamp, "lastError");
-	return ev;
+	return event_new(client, status, msgdoc_status_object(doc, state, 0),
+	    now);
 }
 
 enum msg_status
@@ -187,6 +208,23 @@ event_record(struct spool *spool, const struct config *cfg,
 	st = spool_area_store(spool, EVENT_AREA, (const json_t **)&ev, 1);
 	if (st == MSG_OK && made != NULL)
 		snprintf(made, SPOOL_NAME_MAX, "%s.json", event_id(ev));
+	json_decref(ev);
+	return st;
+}
+
+enum msg_status
+event_record_received(struct spool *spool, const struct config *cfg,
+    const char *client, const json_t *data, time_t now)
+{
+	enum msg_status	 st;
+	json_t		*ev;
+
+	if (!wanted(cfg, client, "received"))
+		return MSG_OK;
+	if ((ev = event_new(client, "received", json_deep_copy(data), now)) ==
+	    NULL)
+		return MSG_TEMPFAIL;
+	st = spool_area_store(spool, EVENT_AREA, (const json_t **)&ev, 1);
 	json_decref(ev);
 	return st;
 }

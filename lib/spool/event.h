@@ -4,7 +4,8 @@
  * that knows an event document's fields:
  *
  *	{"version":1, "id", "client", "type":"message.STATUS",
- *	 "timestamp", "data": the message's status object without events,
+ *	 "timestamp", "data": the message's status object without events
+ *	 (of message.received: the inbound message's object),
  *	 "attempts", "nextAttempt", "lastError"}
  *
  * An event is stored in events/ before it is due; msgspoold sends it
@@ -24,8 +25,12 @@
 
 #define EVENT_AREA		"events"
 #define EVENT_FAILED_AREA	"events-failed"
-/* The statuses a client is told of unless webhook-events says less. */
-#define EVENT_TYPES_DEFAULT	"sent,delivered,read,undelivered,failed,canceled"
+/*
+ * The statuses a client is told of unless webhook-events says less, and
+ * "received": an inbound message (inbox.h).
+ */
+#define EVENT_TYPES_DEFAULT	"sent,delivered,read,undelivered,failed," \
+				"canceled,received"
 /* Random bytes in a webhook secret, at least. */
 #define EVENT_SECRET_MIN	CONFIG_WHSEC_MIN
 /* ... and in one msgspool makes. */
@@ -76,6 +81,16 @@ json_t		*event_of(const struct config *, const json_t *doc,
 enum msg_status	 event_record(struct spool *, const struct config *,
 		    const json_t *doc, const char *state, time_t now,
 		    char *made);
+
+/*
+ * The message.received event of an inbound message of client, its
+ * object data (borrowed: inbox_object), stored durably in events/ when
+ * the client has a webhook-url and wants "received".  MSG_OK (also when
+ * none is wanted), or the status of the store.
+ */
+enum msg_status	 event_record_received(struct spool *,
+		    const struct config *, const char *client,
+		    const json_t *data, time_t now);
 
 /* Fields of an event (borrowed); NULL when absent. */
 const char	*event_id(const json_t *ev);

@@ -357,6 +357,16 @@ int		 spool_index_put(struct spool *, const char *key,
 int		 spool_index_get(struct spool *, const char *key, char *id);
 
 /*
+ * Add key -> id to the index only when key is not there yet, durably
+ * (the entry and index/ synced): how the first of a provider's
+ * repeated deliveries of one inbound message takes its name (inbox.h).
+ * 0 added; 1 when key was there, its id copied into had (SPOOL_ID_LEN
+ * + 1 bytes); -1 with errno set.
+ */
+int		 spool_index_add(struct spool *, const char *key,
+		    const char *id, char *had);
+
+/*
  * The state a daemon shows of something it runs (status/NAME.json: an
  * SMPP session), for the CLI to print.  Replaced whole (tmp file and
  * rename), not synced: it is news, not a record.  NAME is a plain name.

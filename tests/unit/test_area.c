@@ -119,6 +119,27 @@ test_index(void **state)
 	assert_int_equal(spool_index_get(f->sp, "abc", got), -1);
 }
 
+/* An entry added only when its key is new: the first one stays. */
+static void
+test_index_add(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 a[ULID_LEN + 1], b[ULID_LEN + 1], had[ULID_LEN + 1];
+
+	assert_int_equal(ulid_new(a), 0);
+	assert_int_equal(ulid_new(b), 0);
+	assert_int_equal(spool_index_add(f->sp, "in", a, had), 0);
+	assert_int_equal(spool_index_add(f->sp, "in", b, had), 1);
+	assert_string_equal(had, a);
+	assert_int_equal(spool_index_get(f->sp, "in", had), 0);
+	assert_string_equal(had, a);
+	/* Nothing of its own left beside the entry. */
+	assert_int_equal(spool_area_prune(f->sp, "index", time(NULL) + 10),
+	    1);
+	assert_int_equal(spool_index_add(f->sp, "../x", a, had), -1);
+	assert_int_equal(spool_index_add(f->sp, ".x", a, had), -1);
+}
+
 /* A daemon's status file: replaced whole, read back, plain names only. */
 static void
 test_status(void **state)
@@ -148,6 +169,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_store_scan_load_remove),
 		T(test_index),
+		T(test_index_add),
 		T(test_status),
 	};
 

@@ -1,6 +1,6 @@
 /*
  * test_event.c: webhook events: [client.ID] sections, secrets, the
- * filter, the event document and its body.
+ * filter, the event document and its body, an inbound message's event.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +17,7 @@
 #include <jansson.h>
 
 #include "spool/event.h"
+#include "testutil.h"
 
 #define SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"	/* 24 bytes */
 
@@ -68,6 +71,8 @@ test_filter(void **state)
 	(void)state;
 	assert_true(event_filter_has(NULL, "sent"));
 	assert_true(event_filter_has(NULL, "canceled"));
+	/* An inbound message's, by default too. */
+	assert_true(event_filter_has(NULL, "received"));
 	assert_false(event_filter_has(NULL, "queued"));
 	assert_true(event_filter_has("delivered, failed", "failed"));
 	assert_false(event_filter_has("delivered,failed", "sent"));
@@ -82,7 +87,8 @@ test_check_section(void **state)
 
 	(void)state;
 	c = conf("[client.a]\nwebhook-url = https://h.example/x\n"
-	    "webhook-secret = " SECRET "\nwebhook-events = sent, read\n"
+	    "webhook-secret = " SECRET "\nwebhook-events = sent, read, "
+	    "received\n"
 	    "[client.b]\nwebhook-events = sent\n"
 	    "[client.c]\nwebhook-url = ftp://h.example/\n"
 	    "webhook-secret = " SECRET "\n"
@@ -178,6 +184,53 @@ test_event_of(void **state)
 	config_free(c);
 }
 
+/* An inbound message's event: its object as data, for a client that
+ * wants received. */
+static void
+test_received(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct config	*c;
+	json_t		*data, *ev;
+	char		 path[512], *text;
+	DIR		*d;
+	struct dirent	*de;
+	int		 n = 0;
+
+	c = conf("[client.a]\nwebhook-url = https://h.example/x\n"
+	    "webhook-secret = " SECRET "\n"
+	    "[client.b]\nwebhook-url = https://h.example/x\n"
+	    "webhook-secret = " SECRET "\nwebhook-events = sent\n");
+	data = json_pack("{s:s, s:s}", "id", "01KXAMP1E0000000000000000A",
+	    "direction", "inbound");
+	assert_int_equal(event_record_received(f->sp, c, "b", data, 1), MSG_OK);
+	assert_int_equal(event_record_received(f->sp, c, "z", data, 1), MSG_OK);
+	snprintf(path, sizeof(path), "%s/" EVENT_AREA, f->dir);
+	assert_null(opendir(path));
+	assert_int_equal(event_record_received(f->sp, c, "a", data,
+	    1795428000), MSG_OK);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/" EVENT_AREA "/%s", f->dir,
+		    de->d_name);
+		text = tu_read_text(path);
+		ev = json_loads(text, 0, NULL);
+		free(text);
+		assert_string_equal(event_type(ev), "message.received");
+		assert_string_equal(event_client(ev), "a");
+		assert_int_equal(event_due(ev), 1795428000);
+		assert_true(json_equal(json_object_get(ev, "data"), data));
+		json_decref(ev);
+	}
+	closedir(d);
+	assert_int_equal(n, 1);
+	json_decref(data);
+	config_free(c);
+}
+
 int
 main(void)
 {
@@ -187,6 +240,8 @@ main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_check_section),
 		cmocka_unit_test(test_event_of),
+		cmocka_unit_test_setup_teardown(test_received, tu_spool_setup,
+		    tu_spool_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
