@@ -208,14 +208,15 @@ CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/claimkeep_claim.o \
 		   $(O)spooler/daemon/claimkeep_tasks.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
-		   daemon_record webhook
+		   daemon_inbox daemon_record webhook
 DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 	    $(LIBA) $(LIBS_BASE) $(CURL_LIBS) $(GMIME_LIBS) $(SMPP_LIBS)
 
-CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o
+CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o \
+		   $(O)spooler/cli/cli_inbox.o
 CLI_OBJS	+= $(O)spooler/cli/cli_suppress.o
 $(CLI): $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS_BASE)
@@ -422,16 +423,17 @@ install: all
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
 	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
 	@# blobs/, rates/ (each client's rate), idempotency/ (keys),
-	@# suppressions/ (each client's lists: the suppressions program), and
-	@# cur/ and failed/ for a client's cancel (setgid, group-writable);
-	@# it reads sent/; outbox/ is the daemon's alone.
+	@# suppressions/ (each client's lists: the suppressions program),
+	@# inbox/, inbox-new/ and index/ (inbound messages: the receipts
+	@# program), and cur/ and failed/ for a client's cancel (setgid,
+	@# group-writable); it reads sent/; outbox/ is the daemon's alone.
 	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
 	for d in tmp new deferred uploads blobs receipts events rates \
-	    idempotency claims suppressions; do \
+	    idempotency claims suppressions inbox inbox-new index; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in cur failed; do \
 	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in sent index events-failed status; do \
+	for d in sent events-failed status inbox-parts; do \
 	    install -d -m 2750 $(DESTDIR)$(SPOOLDIR)/$$d; done
 	for d in outbox; do \
 	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done

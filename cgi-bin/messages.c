@@ -6,6 +6,10 @@
  * spool's size.  A cancel takes the file the way a daemon claims it (a
  * lock and a rename into cur/), so the two never both win, and records
  * it in failed/ marked canceled.
+ *
+ * An inbound message (inbox.h) is one of its client's messages too: GET
+ * answers its inbound object; it was received, not sent, so there is
+ * nothing to cancel (409).
  */
 #include <errno.h>
 #include <string.h>
@@ -17,7 +21,11 @@
 #include "http/cgi.h"
 #include "http/problem.h"
 #include "spool/event.h"
+#include "spool/inbox.h"
 #include "spool/spool.h"
+
+/* Where lookup found an inbound message: in no state, in inbox/. */
+#define INBOUND_DIR	SPOOL__MAX
 
 /* Tries when the file moves between the lookup and the take. */
 #define CANCEL_TRIES	5
@@ -57,8 +65,37 @@ not_found(const char *id)
 }
 
 /*
- * The caller's message id: its state and document, or NULL with *r the
- * response (404, or 500).
+ * The caller's inbound message id: its document, *dir INBOUND_DIR; or
+ * NULL with *r NULL (none: not found) or the response (500).
+ */
+static json_t *
+lookup_inbound(struct ctx *ctx, const char *id, enum spool_dir *dir,
+    struct response **r)
+{
+	json_t	*doc;
+	char	 err[512];
+
+	*r = NULL;
+	if ((doc = inbox_load(ctx->spool, id, err, sizeof(err))) == NULL) {
+		if (errno != ENOENT) {
+			log_err("messages: %s", err);
+			*r = response_error(500, "the message cannot be read");
+		}
+		return NULL;
+	}
+	if (strcmp(inbox_client(doc) ? inbox_client(doc) : "",
+	    ctx->client->id) != 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	*dir = INBOUND_DIR;
+	return doc;
+}
+
+/*
+ * The caller's message id: its state and document (an inbound
+ * message's: state INBOUND_DIR), or NULL with *r the response (404, or
+ * 500).
  */
 static json_t *
 lookup(struct ctx *ctx, const char *id, enum spool_dir *dir, char *name,
@@ -71,8 +108,12 @@ lookup(struct ctx *ctx, const char *id, enum spool_dir *dir, char *name,
 	*r = NULL;
 	/* A file can move between the stat and the read: look again. */
 	for (tries = 0; tries < CANCEL_TRIES; tries++) {
-		if (spool_find(ctx->spool, id, dir, name) == -1)
+		if (spool_find(ctx->spool, id, dir, name) == -1) {
+			if ((doc = lookup_inbound(ctx, id, dir, r)) != NULL ||
+			    *r != NULL)
+				return doc;
 			break;
+		}
 		if ((doc = spool_load(ctx->spool, *dir, name, err,
 		    sizeof(err))) != NULL) {
 			/* Another client's message does not exist for this one. */
@@ -96,6 +137,8 @@ lookup(struct ctx *ctx, const char *id, enum spool_dir *dir, char *name,
 static struct response *
 status_reply(const json_t *doc, enum spool_dir dir)
 {
+	if (dir == INBOUND_DIR)
+		return response_json(200, inbox_object(doc));
 	return response_json(200, msgdoc_status_object(doc,
 	    spool_dirname(dir), 1));
 }
@@ -107,6 +150,11 @@ status_reply(const json_t *doc, enum spool_dir dir)
 static struct response *
 conflict(const json_t *doc, enum spool_dir dir, int busy)
 {
+	if (dir == INBOUND_DIR)
+		return problem_response(problem_new(409, "not-cancelable",
+		    "the message is inbound: it was received, not sent, and "
+		    "only a scheduled, queued or retrying message can be "
+		    "canceled"));
 	return problem_response(problem_new(409, "not-cancelable",
 	    "the message is %s: only a scheduled, queued or retrying "
 	    "message can be canceled", busy ? "sending" :

@@ -9,19 +9,33 @@
  * durably in receipts/ (msgspool-spool(5)) before the provider hears
  * 2xx; msgspoold applies it to its message.  This program never
  * rewrites a message.
+ *
+ * The same callbacks bring inbound messages (inbound.h): each is given
+ * the client whose inbound key lists its number and kept in inbox/, once
+ * whatever the provider repeats, before the 2xx (inbox.h); msgspoold
+ * hands it to the client.  Twilio's incoming message is answered with
+ * an empty TwiML <Response/>.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/channel.h"
 #include "base/log.h"
 #include "endpoints.h"
 #include "http/cgi.h"
 #include "http/problem.h"
+#include "spool/inbound.h"
+#include "spool/inbox.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
+
+/* What Twilio gets for an incoming message: reply nothing. */
+#define TWIML_EMPTY	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>" \
+			"<Response/>\n"
 
 /*
  * What a request brought: receipts to store, every one of them.  The
@@ -33,7 +47,21 @@ struct batchr {
 	size_t		 cap;
 	size_t		 dropped;	/* for messages we do not know */
 	char		 last[ULID_LEN + 1];	/* the last receipt's id */
+	json_t		*inbound;	/* inbound messages (an array) */
+	int		 twiml;		/* answer Twilio's incoming message */
 };
+
+/* 400: the inbound message of a signed body cannot be kept. */
+static struct response *
+invalid(const struct inbound_err *e)
+{
+	struct problem	*p;
+
+	if ((p = problem_new(400, "invalid-field", "the inbound message "
+	    "has invalid fields")) != NULL)
+		problem_add(p, e->path, "%s", e->why);
+	return problem_response(p);
+}
 
 static struct response *
 forbidden(const char *why)
@@ -190,7 +218,8 @@ twilio(struct ctx *ctx, struct batchr *b)
 	const struct request	*req = ctx->req;
 	const char		*sec, *sid, *theirs, *ours, *pmid, *code;
 	char			*token, *url;
-	json_t			*form, *query, *error = NULL;
+	json_t			*form, *query, *error = NULL, *doc;
+	struct inbound_err	 e;
 	size_t			 from = 0;
 	int			 ok = 0, call;
 
@@ -213,6 +242,15 @@ twilio(struct ctx *ctx, struct batchr *b)
 		json_decref(form);
 		return forbidden("no valid X-Twilio-Signature for this "
 		    "account");
+	}
+	if (inbound_twilio_is(form)) {
+		doc = inbound_twilio(form, time(NULL), &e);
+		json_decref(form);
+		if (doc == NULL)
+			return invalid(&e);
+		b->twiml = 1;
+		return json_array_append_new(b->inbound, doc) == 0 ? NULL :
+		    response_error(500, "out of memory");
 	}
 	call = json_object_get(form, "CallStatus") != NULL;
 	theirs = json_string_value(json_object_get(form, call ? "CallStatus" :
@@ -286,9 +324,10 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 {
 	const struct request	*req = ctx->req;
 	const char		*phone, *sec, *theirs, *ours, *ts;
-	char			*key;
+	char			*key, path[128];
 	json_t			*body, *entry, *change, *value, *st, *e0;
-	json_t			*error;
+	json_t			*error, *msg, *doc;
+	struct inbound_err	 e;
 	size_t			 i, j, k, from, signed_values = 0;
 	int			 ok;
 
@@ -324,6 +363,34 @@ whatsapp(struct ctx *ctx, struct batchr *b)
 		return forbidden("no value with a phone number of ours, so no "
 		    "signature to check");
 	}
+	/* The messages people sent: every one kept, or none (a 400). */
+	json_array_foreach(json_object_get(body, "entry"), i, entry)
+	json_array_foreach(json_object_get(entry, "changes"), j, change) {
+		value = json_object_get(change, "value");
+		snprintf(path, sizeof(path), "entry[%zu].changes[%zu].value."
+		    "messages", i, j);
+		if (json_object_get(value, "messages") != NULL &&
+		    !json_is_array(json_object_get(value, "messages"))) {
+			json_decref(body);
+			snprintf(e.path, sizeof(e.path), "%s", path);
+			snprintf(e.why, sizeof(e.why), "not an array");
+			return invalid(&e);
+		}
+		json_array_foreach(json_object_get(value, "messages"), k,
+		    msg) {
+			snprintf(path, sizeof(path), "entry[%zu].changes[%zu]."
+			    "value.messages[%zu]", i, j, k);
+			if ((doc = inbound_whatsapp(value, msg, path,
+			    time(NULL), &e)) == NULL) {
+				json_decref(body);
+				return invalid(&e);
+			}
+			if (json_array_append_new(b->inbound, doc) == -1) {
+				json_decref(body);
+				return response_error(500, "out of memory");
+			}
+		}
+	}
 	json_array_foreach(json_object_get(body, "entry"), i, entry)
 	json_array_foreach(json_object_get(entry, "changes"), j, change)
 	json_array_foreach(json_object_get(json_object_get(change, "value"),
@@ -356,7 +423,8 @@ http(struct ctx *ctx, struct batchr *b)
 	const char		*sec, *id, *status, *at;
 	char			*hmac, key[41];
 	char			 found[SPOOL_ID_LEN + 1];
-	json_t			*body;
+	json_t			*body, *doc;
+	struct inbound_err	 e;
 	time_t			 when = time(NULL);
 	size_t			 from = 0;
 	int			 ok = 0, ours;
@@ -376,12 +444,24 @@ http(struct ctx *ctx, struct batchr *b)
 	}
 	if (!ok)
 		return forbidden("no valid webhook-signature");
-	if ((body = json_loadb(req->body ? req->body : "", req->body_len, 0,
-	    NULL)) == NULL || !json_is_string(json_object_get(body, "id")) ||
+	body = json_loadb(req->body ? req->body : "", req->body_len, 0, NULL);
+	if (inbound_http_is(body)) {
+		/* The channel of the section whose secret signed it. */
+		doc = inbound_http(body, channel_of_section(sec) ==
+		    CHANNEL_OTT ? "ott" : "sms", time(NULL), &e);
+		json_decref(body);
+		if (doc == NULL)
+			return invalid(&e);
+		return json_array_append_new(b->inbound, doc) == 0 ? NULL :
+		    response_error(500, "out of memory");
+	}
+	if (body == NULL || !json_is_string(json_object_get(body, "id")) ||
 	    !json_is_string(json_object_get(body, "status"))) {
 		json_decref(body);
 		return problem_response(problem_new(400, "invalid-field",
-		    "a receipt is {\"id\", \"status\", \"at\"?, \"error\"?}"));
+		    "a receipt is {\"id\", \"status\", \"at\"?, \"error\"?}, "
+		    "an inbound message {\"type\":\"inbound\", \"from\", "
+		    "\"to\", \"text\", \"id\"?, \"at\"?}"));
 	}
 	id = json_string_value(json_object_get(body, "id"));
 	status = json_string_value(json_object_get(body, "status"));
@@ -409,6 +489,34 @@ http(struct ctx *ctx, struct batchr *b)
 		return response_error(500, "out of memory");
 	}
 	json_decref(body);
+	return NULL;
+}
+
+/*
+ * Keep the inbound messages of a request, each given its client, once
+ * (inbox_keep): before anything is answered.  NULL, or the response of
+ * a failure (the provider delivers them again; those kept are kept
+ * once).
+ */
+static struct response *
+keep_inbound(struct ctx *ctx, json_t *inbound)
+{
+	enum msg_status	 st;
+	json_t		*doc;
+	size_t		 i;
+	int		 dup;
+
+	json_array_foreach(inbound, i, doc) {
+		inbox_set_owner(doc, ctx->cfg);
+		if ((st = inbox_keep(ctx->spool, doc, NULL, &dup)) != MSG_OK) {
+			log_err("receipts: an inbound %s message from %s "
+			    "cannot be kept: %s", json_string_value(
+			    json_object_get(doc, "provider")), inbox_from(doc),
+			    strerror(errno));
+			return response_error(st == MSG_TEMPFAIL ? 503 : 500,
+			    "the inbound message cannot be kept now");
+		}
+	}
 	return NULL;
 }
 
@@ -440,18 +548,30 @@ receipts(struct ctx *ctx)
 		}
 		return whatsapp_verify(ctx);
 	}
+	if ((b.inbound = json_array()) == NULL)
+		return response_error(500, "out of memory");
 	r = strcmp(p, "twilio") == 0 ? twilio(ctx, &b) :
 	    strcmp(p, "whatsapp") == 0 ? whatsapp(ctx, &b) : http(ctx, &b);
+	if (r == NULL)
+		r = keep_inbound(ctx, b.inbound);
 	if (r == NULL && b.n > 0 && (st = spool_area_store(ctx->spool,
 	    "receipts", (const json_t **)b.docs, b.n)) != MSG_OK)
 		r = response_error(st == MSG_TEMPFAIL ? 503 : 500,
 		    "the receipt cannot be stored now");
-	if (r == NULL)
+	if (r == NULL && b.twiml)
+		r = response_new(200, "text/xml", TWIML_EMPTY,
+		    strlen(TWIML_EMPTY));
+	else if (r == NULL && json_array_size(b.inbound) > 0)
+		r = response_json(200, json_pack("{s:I, s:I, s:I}", "stored",
+		    (json_int_t)b.n, "dropped", (json_int_t)b.dropped,
+		    "received", (json_int_t)json_array_size(b.inbound)));
+	else if (r == NULL)
 		r = response_json(200, json_pack("{s:I, s:I}", "stored",
 		    (json_int_t)b.n, "dropped", (json_int_t)b.dropped));
 	for (i = 0; i < b.n; i++)
 		json_decref(b.docs[i]);
 	free(b.docs);
+	json_decref(b.inbound);
 	return r;
 }
 

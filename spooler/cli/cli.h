@@ -17,6 +17,14 @@ struct cli {
 /* A string member of o, or "-" when it has none. */
 const char	*cli_str(const json_t *o, const char *key);
 
+/*
+ * cli_inbox.c: the inbound messages (list --inbound), and one of them
+ * shown (show ID): 0, 1 on failure (said on stderr), -1 when there is
+ * no inbound message id.
+ */
+int		 cli_list_inbound(struct cli *);
+int		 cli_show_inbound(struct cli *, const char *id);
+
 /* The verbs of cli_admin.c: key, events, webhook-secret. */
 int		 cmd_key(struct cli *, int argc, char **argv);
 int		 cmd_events(struct cli *, int argc, char **argv);

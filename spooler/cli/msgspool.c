@@ -2,7 +2,7 @@
  * msgspool: the operator's CLI over the spool and the keys file
  * (msgspool(8)).  A table of verbs, like mailq and smtpctl.
  *
- *	msgspool [-c FILE] list | show ID | retry ID...|--failed |
+ *	msgspool [-c FILE] list [--inbound] | show ID | retry ID...|--failed |
  *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT |
  *	    events [resend ID...|--all] | webhook-secret CLIENT |
  *	    suppress list [CLIENT] | suppress add|remove CLIENT CHANNEL ADDRESS
@@ -62,6 +62,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 	size_t		 s, total = 0;
 	int		 want = -1;
 
+	/* What people sent to the clients' numbers (cli_inbox.c). */
+	if (argc == 1 && strcmp(argv[0], "--inbound") == 0)
+		return cli_list_inbound(c);
 	if (argc == 1 && ((want = spool_dir_parse(argv[0])) == -1 ||
 	    want == SPOOL_TMP)) {
 		fprintf(stderr, "msgspool: list: unknown state '%s'\n",
@@ -184,7 +187,13 @@ cmd_show(struct cli *c, int argc, char **argv)
 	char		 name[SPOOL_NAME_MAX], err[512], *text;
 	json_t		*doc, *msg;
 
+	int		 r;
+
 	(void)argc;
+	/* Not a message sent: one received, or none. */
+	if (spool_find(c->spool, argv[0], &dir, name) == -1 &&
+	    (r = cli_show_inbound(c, argv[0])) != -1)
+		return r;
 	if (find(c, "show", argv[0], &dir, name) == -1)
 		return 1;
 	if ((doc = spool_load(c->spool, dir, name, err, sizeof(err))) ==
@@ -362,7 +371,7 @@ cmd_delete(struct cli *c, int argc, char **argv)
 }
 
 static const struct verb verbs[] = {
-	{ "list", 0, 1, 1, "list [STATE]", cmd_list },
+	{ "list", 0, 1, 1, "list [STATE] | list --inbound", cmd_list },
 	{ "show", 1, 1, 1, "show ID", cmd_show },
 	{ "status", 0, 0, 1, "status", cmd_status },
 	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },

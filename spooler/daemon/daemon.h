@@ -32,6 +32,8 @@ struct tidy;
 #define TMP_MAX_AGE	(36 * 3600)
 #define RECEIPT_KEEP	86400	/* a receipt waits this for its outcome */
 #define RECEIPT_EVERY	1	/* seconds between scans of receipts/ */
+#define INBOX_NOTE_KEEP	600	/* an inbound note waits this for its
+				   message (inbox.h) */
 #define WAIT_SESSIONS_MAX	16	/* sockets of sessions (smpp) waited on */
 #define FULL_ROUTES_MAX	32	/* routes at their cap told the keeper */
 /* Webhook transfers at most, beside "concurrency" messages. */
@@ -113,6 +115,13 @@ struct receipts_run {
 };
 int		 index_provider_id(struct spool *, const json_t *doc);
 int		 apply_receipt(void *run, const char *rname);
+
+/*
+ * daemon_inbox.c: spool_area_scan callback over inbox-new/ (run a
+ * struct receipts_run): the inbound message of one note handed to its
+ * client (msgspoold(8), Inbound messages).
+ */
+int		 hand_inbound(void *run, const char *name);
 
 /* daemon_record.c: the outcomes of jobs recorded, and jobs freed. */
 void		 flush_done(struct daemon *);

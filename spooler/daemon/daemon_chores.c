@@ -1,12 +1,13 @@
 /*
  * daemon_chores.c: msgspoold's housekeeping (msgspoold(8)): deferred/
- * promoted when due, receipts applied, dead claims returned, new/ read
- * again, old files pruned.  On a spool of this host's own the loop does
- * it between transfers.  On a shared spool (msgspool-spool(5), Several
- * hosts, one spool) the keeper's housekeeping thread (claimkeep.h) does
- * the spool's part, so that a server that stops answering halfway
- * through stalls no transfer: the loop only hands the work over and
- * collects what came of it.
+ * promoted when due, receipts applied, inbound messages handed to their
+ * clients, dead claims returned, new/ read again, old files pruned.  On
+ * a spool of this host's own the loop does it between transfers.  On a
+ * shared spool (msgspool-spool(5), Several hosts, one spool) the
+ * keeper's housekeeping thread (claimkeep.h) does the spool's part, so
+ * that a server that stops answering halfway through stalls no
+ * transfer: the loop only hands the work over and collects what came of
+ * it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "daemon/webhook.h"
 #include "http/idem.h"
 #include "spool/blob.h"
+#include "spool/inbox.h"
 #include "spool/spool.h"
 
 #include "daemon/daemon.h"
@@ -49,6 +51,8 @@ prune(struct spool *s, time_t now, long retention, long idem_ttl)
 		log_info("removed %zu expired idempotency keys", n);
 	if ((n = spool_prune(s, SPOOL_SENT, now - retention)))
 		log_info("pruned %zu sent messages", n);
+	if ((n = spool_area_prune(s, INBOX_AREA, now - retention)))
+		log_info("pruned %zu inbound messages", n);
 	/* After sent/: attachments of messages gone from every state
 	 * (blobs/ is made here at start when it is missing). */
 	if ((n = blob_prune(s, now - TMP_MAX_AGE)))
@@ -67,19 +71,30 @@ promote_next(time_t now, time_t next)
 	    now + PROMOTE_EVERY;
 }
 
+/*
+ * Receipts applied, inbound messages handed to their clients.  Whether
+ * an event was made.
+ */
+static int
+receive(struct spool *s, const struct config *cfg)
+{
+	struct receipts_run	 rr = { s, cfg, 0 };
+
+	spool_area_scan(s, "receipts", apply_receipt, &rr);
+	spool_area_scan(s, INBOX_NEW_AREA, hand_inbound, &rr);
+	return rr.events;
+}
+
 /* On the keeper's housekeeping thread, with its spool handle. */
 static void
 tidy_run(struct spool *s, void *arg)
 {
 	struct tidy		*t = arg;
-	struct receipts_run	 rr = { s, t->cfg, 0 };
 
 	if (t->promote)
 		t->promoted = spool_promote(s, t->now, &t->next);
-	if (t->receipts) {
-		spool_area_scan(s, "receipts", apply_receipt, &rr);
-		t->events = rr.events;
-	}
+	if (t->receipts)
+		t->events = receive(s, t->cfg);
 	if (t->prune)
 		prune(s, t->now, t->retention, t->idem_ttl);
 }
@@ -135,8 +150,7 @@ tidy_shared(struct daemon *d, time_t now, int hold)
 void
 chores(struct daemon *d, time_t now, int hold)
 {
-	struct receipts_run	rr = { d->spool, d->cfg, 0 };
-	time_t			next;
+	time_t	next;
 
 	/*
 	 * On a shared spool whose server does not answer a keeper's thread
@@ -165,9 +179,7 @@ chores(struct daemon *d, time_t now, int hold)
 			d->next_promote = promote_next(now, next);
 		}
 		if (now >= d->next_receipts) {
-			spool_area_scan(d->spool, "receipts", apply_receipt,
-			    &rr);
-			if (rr.events)
+			if (receive(d->spool, d->cfg))
 				webhooks_poke(d->wh);
 			d->next_receipts = now + RECEIPT_EVERY;
 		}

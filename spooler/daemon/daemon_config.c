@@ -29,6 +29,7 @@
 #include "smpp/provider_smpp.h"
 #include "spool/blob.h"
 #include "spool/event.h"
+#include "spool/inbox.h"
 #include "spool/msgdoc.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
@@ -196,6 +197,12 @@ check_sections(const struct config *cfg, const char *root)
 		if (strncmp(sec, "client.", 7) == 0) {
 			/* A client's webhook (msgspool.conf(5)). */
 			if (event_check_section(cfg, sec, err, sizeof(err)) ==
+			    -1) {
+				log_err("config: %s", err);
+				rc = -1;
+			}
+			/* The numbers of its inbound messages. */
+			if (inbox_check_section(cfg, sec, err, sizeof(err)) ==
 			    -1) {
 				log_err("config: %s", err);
 				rc = -1;

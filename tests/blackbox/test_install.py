@@ -130,14 +130,16 @@ def test_spool_modes(dest):
     # The CGI user writes here (cur/ and failed/: a client's cancel).
     # Also receipts/ (the receipts program), events/ (a cancel's event)
     # rates/ (each client's rate, counted by the send programs),
-    # idempotency/ (the records of Idempotency-Key) and suppressions/
-    # (each client's lists, written by the suppressions program).
+    # idempotency/ (the records of Idempotency-Key), suppressions/
+    # (each client's lists, written by the suppressions program), and
+    # inbox/, inbox-new/ and index/ (inbound messages kept by the
+    # receipts program, once by their provider's id).
     for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
               "failed", "receipts", "events", "rates", "idempotency",
-              "suppressions"):
+              "suppressions", "inbox", "inbox-new", "index"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
-    for d in ("sent", "index", "events-failed", "status"):
+    for d in ("sent", "events-failed", "status", "inbox-parts"):
         assert mode(spool / d) == 0o2750, d
     assert mode(spool / "outbox") == 0o700      # the daemon's alone
 

@@ -14,8 +14,10 @@ char	*fuzz_read_all(int fd, size_t *len);
 /*
  * Check the CGI reply r (len bytes): a "Status:" line, header lines, a
  * blank line and a body of Content-Length bytes, JSON, a problem naming
- * the same status when it is one; fuzz_fail on the first thing wrong.
- * Its status, its parsed body in *body (the caller's reference).
+ * the same status when it is one, or (the receipts program's answer to
+ * Twilio's incoming message) a 200 of an empty TwiML <Response/>;
+ * fuzz_fail on the first thing wrong.  Its status, its parsed body in
+ * *body (the caller's reference; NULL for TwiML).
  */
 int	 fuzz_check_reply(const char *r, size_t len, json_t **body);
 

@@ -31,7 +31,10 @@
  * (byte / 3 % 3), the rest signed as the provider would, so that the
  * fuzzer gets past the signature; a receipt is stored (as many as the
  * reply says, each a document of that provider) or refused (403 for a
- * bad one), and never queues a message.  The configs (confs): good
+ * bad one), and never queues a message; so is an inbound message (kept
+ * in inbox/ and noted in inbox-new/, as many as the reply's "received",
+ * fewer for a provider's id repeated, one for Twilio's TwiML answer).
+ * The configs (confs): good
  * secrets; every one empty; or empty beside its NAME-file, and a
  * receipt-secret of one byte.  With the last two the body is signed with
  * the empty or short key, as anyone could: it must be refused (403).
@@ -57,6 +60,7 @@
 #include "base/util.h"
 #include "content/keys.h"
 #include "providers/message.h"
+#include "spool/inbox.h"
 #include "spool/spool.h"
 
 int	cgi_program_main(int, char *[], char *[]);
@@ -209,8 +213,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		    "[ott.1]\nprovider = whatsapp\nphone-number-id = "
 		    WA_PHONE "\ntoken = t\n%s\n[ott.3]\nprovider = file\n"
 		    "[voice]\nprovider = http\nurl = http://127.0.0.1:9/hook\n"
-		    "%s\n", dir, dir, confs[i].twilio, confs[i].whatsapp,
-		    confs[i].http);
+		    "%s\n[client." CLIENT "]\ninbound = +15005550006 "
+		    "+15550783881\n", dir, dir, confs[i].twilio,
+		    confs[i].whatsapp, confs[i].http);
 		write_text(dir, confs[i].name, text);
 	}
 	write_text(dir, "twilio.token", TWILIO_TOKEN "\n");
@@ -536,6 +541,62 @@ check_receipts(int status, const json_t *body, const char *provider)
 		    "%lld", n, status, (long long)stored);
 }
 
+/*
+ * The files of an area of the spool; with provider, each an inbound
+ * message of that provider (given a client or none).
+ */
+static int
+area_files(const char *area, const char *provider)
+{
+	char		 path[FUZZ_PATH_MAX], id[SPOOL_ID_LEN + 1], err[256];
+	DIR		*d;
+	struct dirent	*de;
+	json_t		*doc;
+	int		 n = 0;
+
+	fuzz_path(path, "%s/%s", inst.spool, area);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		if (provider == NULL)
+			continue;
+		snprintf(id, sizeof(id), "%s", de->d_name);
+		if ((doc = inbox_load(inst.s, id, err, sizeof(err))) == NULL)
+			fuzz_fail("%s/%s: %s", area, de->d_name, err);
+		if (strcmp(fuzz_str(doc, "provider"), provider) != 0 ||
+		    json_object_get(doc, "client") == NULL)
+			fuzz_fail("%s/%s: not a %s inbound message", area,
+			    de->d_name, provider);
+		json_decref(doc);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Inbound messages are kept, each noted for msgspoold, only when the
+ * answer is 200: as many as it says it received (fewer when one came
+ * twice in a body), one for Twilio's TwiML answer.
+ */
+static void
+check_inbound(int status, const json_t *body, const char *provider)
+{
+	json_int_t	got;
+	int		n = area_files(INBOX_AREA, provider);
+
+	if (n != area_files(INBOX_NEW_AREA, NULL))
+		fuzz_fail("%d inbound messages kept, %d noted", n,
+		    area_files(INBOX_NEW_AREA, NULL));
+	got = status != 200 ? 0 : body == NULL ? 1 :
+	    json_integer_value(json_object_get(body, "received"));
+	if (n > got || (got > 0 && n == 0))
+		fuzz_fail("%d inbound messages kept, the reply (status %d) "
+		    "says %lld", n, status, (long long)got);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -584,6 +645,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "empty or short secret: %s", status, r.provider,
 			    reply);
 		check_receipts(status, body, r.provider);
+		check_inbound(status, body, r.provider);
 		files = json_object();
 		dir_ids("new", files, NULL);
 		dir_ids("deferred", files, NULL);

@@ -392,6 +392,54 @@ class TwilioAPI:
                 self._cond.wait(left)
             return list(self.callback_results)
 
+    def twilio_incoming(self, post_to, signed_url, frm, to, body,
+                        media=(), sid=None):
+        """An SMS (or MMS) that a phone sent to the account's number to,
+        posted as Twilio's "a message comes in" webhook does: its form
+        (MessageSid, SmsStatus received, From, To, Body, NumMedia,
+        MediaUrlN and MediaContentTypeN for each (url, type) of media),
+        signed with X-Twilio-Signature over signed_url (the URL Twilio
+        was given) and posted to post_to.  sid: the same one again for a
+        repeated delivery.  Twilio wants TwiML back: anything but a 200
+        text/xml <Response> is listed in violations.  Returns (msgspool's
+        Answer, the form)."""
+        from doubles.originate import post
+        from harness.receiptsign import twilio_sig
+
+        sid = sid or "SM" + secrets.token_hex(16)
+        form = {"ToCountry": "US", "ToState": "CA", "SmsMessageSid": sid,
+                "NumMedia": str(len(media)), "ToCity": "", "FromZip": "",
+                "SmsSid": sid, "FromState": "", "SmsStatus": "received",
+                "FromCity": "", "Body": body, "FromCountry": "DE",
+                "To": to, "ToZip": "", "NumSegments": "1",
+                "MessageSid": sid, "AccountSid": self.twilio_account_sid,
+                "From": frm, "ApiVersion": "2010-04-01"}
+        for i, (url, ctype) in enumerate(media):
+            form["MediaUrl%d" % i] = url
+            form["MediaContentType%d" % i] = ctype
+        answer = post(post_to, urllib.parse.urlencode(form).encode(), {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Twilio-Signature": twilio_sig(self.twilio_auth_token,
+                                             signed_url, form),
+            "User-Agent": "TwilioProxy/1.1"})
+        why = None
+        if answer.status != 200:
+            why = "HTTP %d to an incoming message" % answer.status
+        elif answer.content_type not in ("text/xml", "application/xml"):
+            why = "Content-Type %r, not TwiML (Twilio error 12300)" % (
+                answer.content_type,)
+        else:
+            try:
+                root = ET.fromstring(answer.body)
+                if root.tag != "Response":
+                    why = "<%s> is not a TwiML <Response>" % root.tag
+            except ET.ParseError as e:
+                why = "TwiML that is not XML (%s)" % e
+        if why is not None:
+            self._violation({"api": "twilio.incoming", "method": "POST",
+                             "path": post_to}, why)
+        return answer, form
+
     def _twilio_call(self, rec, account, form, problems):
         to, frm = form.get("To"), form.get("From")
         twiml, url = form.get("Twiml"), form.get("Url")

@@ -112,7 +112,8 @@ class Instance:
         # an upload outlives the messages that use it).
         for sub in list(STATES) + ["outbox", "blobs", "receipts", "index",
                                    "events", "events-failed", "rates", "idempotency",
-                                   "claims", "status", "suppressions"]:
+                                   "claims", "status", "suppressions",
+                                   "inbox", "inbox-new", "inbox-parts"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)
