@@ -78,8 +78,9 @@ CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,
-# receipts and PDUs (spooler/smpp.h), on libsmpp34.
-SMPP_MODS	 = provider_smpp smpp_session smpp_submit smpp_receipt smpp_pdu
+# receipts, inbound messages and PDUs (spooler/smpp.h), on libsmpp34.
+SMPP_MODS	 = provider_smpp smpp_session smpp_submit smpp_receipt \
+		   smpp_inbound smpp_pdu
 SMPP_OBJS	 = $(SMPP_MODS:%=$(O)spooler/smpp/%.o)
 # The providers (spooler/providers/) and the smpp one with its text
 # encoder (spooler/smpp/).

@@ -74,6 +74,7 @@ struct daemon {
 	size_t		 skipped;	/* this scan: of saturated routes */
 	time_t		 next_promote, next_recover, next_prune, next_rescan;
 	time_t		 next_receipts;
+	long		 parts_wait;	/* SMPP parts wait this for the rest */
 	struct tidy	*tidying;	/* housekeeping the keeper runs */
 	struct job	**done;		/* finished, outcome not yet recorded */
 	size_t		 ndone, donecap;

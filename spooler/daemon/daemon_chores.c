@@ -19,6 +19,7 @@
 #include "daemon/claimkeep.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
+#include "smpp/provider_smpp.h"
 #include "spool/blob.h"
 #include "spool/inbox.h"
 #include "spool/spool.h"
@@ -30,7 +31,7 @@
 struct tidy {
 	const struct config	*cfg;	/* the loop reloads none meanwhile */
 	time_t			 now;
-	long			 retention, idem_ttl;
+	long			 retention, idem_ttl, parts_wait;
 	int			 promote, receipts, prune;
 	size_t			 promoted;
 	time_t			 next;	/* deferred/'s next due, 0: none */
@@ -72,15 +73,17 @@ promote_next(time_t now, time_t next)
 }
 
 /*
- * Receipts applied, inbound messages handed to their clients.  Whether
- * an event was made.
+ * Receipts applied, SMPP parts that waited long enough kept as they are,
+ * inbound messages handed to their clients.  Whether an event was made.
  */
 static int
-receive(struct spool *s, const struct config *cfg)
+receive(struct spool *s, const struct config *cfg, time_t now,
+    long parts_wait)
 {
 	struct receipts_run	 rr = { s, cfg, 0 };
 
 	spool_area_scan(s, "receipts", apply_receipt, &rr);
+	smpp_parts_join(s, cfg, NULL, now, parts_wait);
 	spool_area_scan(s, INBOX_NEW_AREA, hand_inbound, &rr);
 	return rr.events;
 }
@@ -94,7 +97,7 @@ tidy_run(struct spool *s, void *arg)
 	if (t->promote)
 		t->promoted = spool_promote(s, t->now, &t->next);
 	if (t->receipts)
-		t->events = receive(s, t->cfg);
+		t->events = receive(s, t->cfg, t->now, t->parts_wait);
 	if (t->prune)
 		prune(s, t->now, t->retention, t->idem_ttl);
 }
@@ -129,6 +132,7 @@ tidy_shared(struct daemon *d, time_t now, int hold)
 	t->now = now;
 	t->retention = d->retention;
 	t->idem_ttl = d->idem_ttl;
+	t->parts_wait = d->parts_wait;
 	t->promote = now >= d->next_promote;
 	t->receipts = now >= d->next_receipts;
 	t->prune = now >= d->next_prune;
@@ -179,7 +183,7 @@ chores(struct daemon *d, time_t now, int hold)
 			d->next_promote = promote_next(now, next);
 		}
 		if (now >= d->next_receipts) {
-			if (receive(d->spool, d->cfg))
+			if (receive(d->spool, d->cfg, now, d->parts_wait))
 				webhooks_poke(d->wh);
 			d->next_receipts = now + RECEIPT_EVERY;
 		}

@@ -40,6 +40,7 @@
 #include "http/rate.h"
 #include "providers/policy.h"
 #include "providers/provider.h"
+#include "smpp/provider_smpp.h"
 #include "spool/event.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
@@ -399,7 +400,8 @@ main(int argc, char *argv[], char *envp[])
 	struct daemon		 d;
 	struct netfs_mount	 mnt;
 	struct sigaction	 sa;
-	char			 path[4096];
+	char			 path[4096], *end;
+	const char		*wait;
 	time_t			 now;
 	int			 ch, running, last_pass = 0;
 
@@ -444,6 +446,16 @@ main(int argc, char *argv[], char *envp[])
 	    d.once)) == NULL) {
 		log_err("MSGSPOOL_WEBHOOK_SCHEDULE: not seconds separated by "
 		    "commas");
+		curl_multi_cleanup(d.multi);
+		return 1;
+	}
+	/* For tests only (msgspoold(8), ENVIRONMENT): parts wait less. */
+	d.parts_wait = SMPP_PARTS_WAIT;
+	if ((wait = getenv("MSGSPOOL_SMPP_PARTS_WAIT")) != NULL &&
+	    ((d.parts_wait = strtol(wait, &end, 10)) < 1 || *end != '\0' ||
+	    end == wait)) {
+		log_err("MSGSPOOL_SMPP_PARTS_WAIT: not a number of seconds");
+		webhooks_free(d.wh);
 		curl_multi_cleanup(d.multi);
 		return 1;
 	}

@@ -57,7 +57,9 @@ struct provider {
 	const char	*channels;
 	/*
 	 * Read the provider's keys from [section].  Returns its state (freed
-	 * with free_state), or NULL with a reason in err.
+	 * with free_state), or NULL with a reason in err.  The config
+	 * outlives the state (msgspoold frees its routes before the config
+	 * they were made with): a state may keep it.
 	 */
 	void		*(*init)(const struct config *, const char *section,
 			    const char *spool_root, char *err, size_t errlen);

@@ -256,6 +256,96 @@ fail:
 	return -1;
 }
 
+/* Append code point cp as UTF-8 at *o. */
+static void
+utf8_put(uint32_t cp, char **o)
+{
+	unsigned char	*p = (unsigned char *)*o;
+
+	if (cp < 0x80)
+		*p++ = (unsigned char)cp;
+	else if (cp < 0x800) {
+		*p++ = (unsigned char)(0xc0 | cp >> 6);
+		*p++ = (unsigned char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		*p++ = (unsigned char)(0xe0 | cp >> 12);
+		*p++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		*p++ = (unsigned char)(0x80 | (cp & 0x3f));
+	} else {
+		*p++ = (unsigned char)(0xf0 | cp >> 18);
+		*p++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		*p++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		*p++ = (unsigned char)(0x80 | (cp & 0x3f));
+	}
+	*o = (char *)p;
+}
+
+#define REPLACEMENT	0xfffd
+
+/* The character of a septet after an escape: the table's, else the
+ * basic table's (23.038, 6.2.1.1). */
+static uint32_t
+gsm_extended(uint8_t septet)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(gsm_ext) / sizeof(gsm_ext[0]); i++)
+		if (gsm_ext[i].septet == septet)
+			return gsm_ext[i].cp;
+	/* A second escape: a table of another language, shown a space. */
+	return septet == GSM_ESC ? ' ' : gsm_basic[septet];
+}
+
+int
+gsm_decode(uint8_t coding, const uint8_t *octets, size_t len, char **out)
+{
+	uint32_t	 cp, lo;
+	size_t		 i;
+	char		*o;
+	int		 gsm;
+
+	*out = NULL;
+	gsm = coding == GSM_CODING_DEFAULT || (coding & 0xfc) == 0xf0;
+	if (!gsm && coding != GSM_CODING_ASCII &&
+	    coding != GSM_CODING_LATIN1 && coding != GSM_CODING_UCS2)
+		return 1;
+	/* At most 4 bytes of UTF-8 for each octet. */
+	if ((*out = o = malloc(len * 4 + 1)) == NULL)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (gsm) {
+			if (octets[i] > 0x7f)
+				cp = REPLACEMENT;
+			else if (octets[i] == GSM_ESC)
+				cp = i + 1 < len && octets[i + 1] <= 0x7f ?
+				    gsm_extended(octets[++i]) : ' ';
+			else
+				cp = gsm_basic[octets[i]];
+		} else if (coding == GSM_CODING_UCS2) {
+			if (i + 1 >= len)
+				cp = REPLACEMENT;	/* an odd octet */
+			else {
+				cp = (uint32_t)octets[i] << 8 | octets[i + 1];
+				i++;
+				if (cp >= 0xd800 && cp <= 0xdbff &&
+				    i + 2 < len && (lo = (uint32_t)octets[i +
+				    1] << 8 | octets[i + 2]) >= 0xdc00 &&
+				    lo <= 0xdfff) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) +
+					    (lo - 0xdc00);
+					i += 2;
+				} else if (cp >= 0xd800 && cp <= 0xdfff)
+					cp = REPLACEMENT;
+			}
+		} else
+			cp = coding == GSM_CODING_ASCII && octets[i] > 0x7f ?
+			    REPLACEMENT : octets[i];
+		utf8_put(cp, &o);
+	}
+	*o = '\0';
+	return 0;
+}
+
 void
 gsm_free(struct gsm_sms *sms)
 {

@@ -60,4 +60,22 @@ int	 gsm_encode(const char *text, size_t len, uint8_t ref,
 
 void	 gsm_free(struct gsm_sms *sms);
 
+/* data_coding values of a received SMS beside GSM and UCS-2. */
+#define GSM_CODING_ASCII	0x01	/* IA5 */
+#define GSM_CODING_LATIN1	0x03	/* ISO 8859-1 */
+
+/*
+ * The text of a received SMS (the octets after its UDH) as UTF-8, by its
+ * data_coding: 0x00 (and a message class 0xF0-0xF3) the GSM 03.38
+ * default alphabet, one septet an octet, with its extension table; 0x01
+ * ASCII; 0x03 Latin-1; 0x08 UCS-2 (UTF-16 big-endian, surrogate pairs
+ * joined).  What cannot be read (an octet that is no septet, half of a
+ * pair) becomes U+FFFD; an escape to no character of the table is the
+ * basic table's character (3GPP TS 23.038).  *out is malloc'd and
+ * NUL-terminated.  0; 1 when the coding is no text (binary data, a
+ * national alphabet), *out NULL; -1 out of memory.
+ */
+int	 gsm_decode(uint8_t coding, const uint8_t *octets, size_t len,
+	    char **out);
+
 #endif

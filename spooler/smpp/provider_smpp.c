@@ -23,7 +23,9 @@
  * temporary failures, other errors permanent; a session lost before
  * every answer came makes the message a temporary failure, retried once
  * the session is back.  deliver_sm receipts are stored in receipts/ and
- * applied by msgspoold as any provider's (msgspool-spool(5)).
+ * applied by msgspoold as any provider's (msgspool-spool(5)); an SMS
+ * from a phone is kept in inbox/ for the client whose number it was
+ * sent to, its parts joined first.
  *
  * Here: the provider's entry points and the section's config.  The
  * session is smpp_session.c, the messages and the window smpp_submit.c,
@@ -120,6 +122,7 @@ smpp_init(const struct config *cfg, const char *section,
 		return NULL;
 	}
 	st->fd = -1;
+	st->cfg = cfg;
 	if (config_get(cfg, section, "host") == NULL ||
 	    config_get(cfg, section, "system-id") == NULL) {
 		snprintf(err, errlen, "[%s] provider smpp needs host and "

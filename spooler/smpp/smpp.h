@@ -11,11 +11,13 @@
  *	smpp_submit.c	the queue, the window, submit_sm and its
  *			answers, a message's outcome, resumes
  *	smpp_receipt.c	deliver_sm: receipts stored in receipts/
+ *	smpp_inbound.c	deliver_sm: SMS from phones kept in inbox/,
+ *			their parts in inbox-parts/ until they are whole
  *	smpp_pdu.c	PDUs packed, written and unpacked (libsmpp34),
  *			command_status names, the clock
  *
  * Calls run one way: provider_smpp.c -> smpp_session.c -> smpp_submit.c
- * and smpp_receipt.c -> smpp_pdu.c.
+ * and smpp_receipt.c -> smpp_inbound.c -> smpp_pdu.c.
  */
 #ifndef SMPP_H
 #define SMPP_H
@@ -91,6 +93,7 @@ struct smpp_slot {
 struct smpp {
 	char		*section, *host, *port, *system_id, *password;
 	char		*system_type, *source_addr, *root;
+	const struct config *cfg;	/* the inbound messages' owners */
 	uint8_t		 source_ton, source_npi;
 	size_t		 window;
 	long		 throughput;	/* submits a second, 0: no cap */
@@ -241,5 +244,17 @@ void		 smpp_submit_answered(struct smpp *, struct smpp_slot *s,
 /* A deliver_sm, stored when a receipt, and answered. */
 void		 smpp_deliver(struct smpp *, uint32_t seq, const uint8_t *pdu,
 		    size_t len);
+
+/* -------------------------------------------------- smpp_inbound.c */
+
+/*
+ * A mobile-originated deliver_sm (an SMS from a phone, not a receipt):
+ * kept in inbox/, or its part in inbox-parts/ and the message once
+ * whole (msgspool-spool(5)).  The command_status to answer: ESME_ROK
+ * once it is kept durably, ESME_RX_T_APPN when the spool cannot take it
+ * now (the SMSC delivers it again), another error for a deliver_sm
+ * that cannot be read.
+ */
+uint32_t	 smpp_inbound(struct smpp *, const deliver_sm_t *d);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * smpp_receipt.c: the smpp provider's deliver_sm (smpp.h): a delivery
  * receipt is stored in receipts/ for msgspoold to apply as any
- * provider's (msgspool-spool(5)); an SMS from a phone is logged.
+ * provider's (msgspool-spool(5)); an SMS from a phone is kept
+ * (smpp_inbound.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,8 +33,8 @@ receipt_text(const deliver_sm_t *d, const char **text, size_t *len)
 /*
  * A deliver_sm: a delivery receipt is stored in receipts/ for msgspoold
  * to apply (msgspool-spool(5)); anything else (an SMS from a phone) is
- * logged.  Always answered: ESME_RX_T_APPN (try again) only when the
- * receipt could not be stored.
+ * kept in inbox/ (smpp_inbound).  Always answered: ESME_RX_T_APPN (try
+ * again) only when the receipt or the message could not be stored.
  */
 void
 smpp_deliver(struct smpp *st, uint32_t seq, const uint8_t *pdu, size_t len)
@@ -56,9 +57,15 @@ smpp_deliver(struct smpp *st, uint32_t seq, const uint8_t *pdu, size_t len)
 		answer = ESME_RX_P_APPN;
 		goto answer;
 	}
+	/* SMPP 3.4, 5.2.12: no message type bits, a message from a phone. */
+	if ((d.esm_class & 0x3c) == 0) {
+		answer = smpp_inbound(st, &d);
+		goto answer;
+	}
 	if ((d.esm_class & 0x3c) != SMPP34_DELIVERY_RECEIPT) {
-		log_info("[%s] smpp: a message from %s ignored (inbound SMS "
-		    "is not supported)", st->section, (char *)d.source_addr);
+		log_info("[%s] smpp: a deliver_sm of esm_class 0x%02x (an "
+		    "acknowledgement, not a receipt) from %s ignored",
+		    st->section, d.esm_class, (char *)d.source_addr);
 		goto answer;
 	}
 	smpp34_tlv_for_each(t, d.tlv) {

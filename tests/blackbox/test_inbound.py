@@ -2,7 +2,8 @@
 messages; conf/openapi.yaml, /receipts/{provider} and InboundMessage):
 what people send to a client's numbers, posted by the stand-ins as
 Twilio and Meta post it (doubles/twilio.py, whatsapp.py), signed by the
-http provider per Standard Webhooks.  Each is kept once in
+http provider per Standard Webhooks, delivered by the stand-in SMSC
+(doubles/smsc.py) as mobile-originated deliver_sm.  Each is kept once in
 inbox/, owned by the client whose [client.ID] inbound key lists its
 number, handed to it by msgspoold (message.received, signed), readable
 at GET /messages/{id} by its owner alone, and listed by msgspool list
@@ -17,8 +18,9 @@ import urllib.parse
 
 import pytest
 
-from conftest import ID_RE, parse_time, utcnow
-from delivery_support import daemons, run_cli
+from conftest import Instance, ID_RE, parse_time, utcnow
+from delivery_support import EVENTUALLY, daemons, run_cli, wait_until
+from doubles.smsc import ESME_ROK, Smsc
 from doubles.standin import Standin
 from doubles.whatsapp import (WA_DISPLAY_NUMBER, wa_button, wa_interactive,
                               wa_location, wa_media, wa_text)
@@ -460,3 +462,102 @@ def test_pruned_after_retention(srv, standin, daemons):
     daemons.once(inst.conf)
     assert [d["text"] for d in _inbox(inst).values()] == ["new"]
     assert srv.get("/messages/" + doc["id"]).status_code == 404
+
+
+# ------------------------------------------------------------------ smpp
+
+@pytest.fixture
+def smsc():
+    with Smsc(system_id="acme", password="secret") as s:
+        yield s
+
+
+def _smpp_daemon(inst, smsc, daemons):
+    inst.write_conf(smsc.config() + _clients())
+    d = daemons.start(inst.conf)
+    smsc.wait_for(lambda: smsc.bound_sessions(), EVENTUALLY, "a bind")
+    return d
+
+
+@pytest.mark.parametrize("coding,text", [
+    ("gsm", "Hello @ £5 {ok} €"),
+    ("ucs2", "Привет 😀"),
+    ("latin1", "Grüße, café"),
+])
+def test_smpp_mobile_originated(tmp_path, smsc, daemons, coding, text):
+    inst = Instance(tmp_path / "inst")
+    _smpp_daemon(inst, smsc, daemons)
+    seqs = smsc.send_mo(PHONE, ACME, text, coding=coding)
+    assert smsc.wait_mo(seqs) == [ESME_ROK]
+    doc = _the_one(inst)
+    assert (doc["from"], doc["to"], doc["text"], doc["channel"],
+            doc["provider"], doc["providerMessageId"], doc["client"]) == (
+        PHONE, ACME, text, "sms", "smpp", None, "acme"), doc
+    assert smsc.violations == []
+
+
+def test_smpp_parts_in_any_order_joined_once(tmp_path, smsc, daemons):
+    inst = Instance(tmp_path / "inst")
+    _smpp_daemon(inst, smsc, daemons)
+    # 400 septets: parts of 153, 153 and 94, the third sent twice.
+    text = "".join("part %02d of a long reply. " % i for i in range(16))
+    assert len(text) == 400
+    seqs = smsc.send_mo(PHONE, OTHER, text, order=[2, 0, 2, 1])
+    assert smsc.wait_mo(seqs) == [ESME_ROK] * 4
+    wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
+               what="the parts joined")
+    doc = _the_one(inst)
+    assert doc["text"] == text and doc["client"] == "other", doc
+    assert "parts" not in doc
+    assert _area(inst, "inbox-parts") == []
+    # UCS-2 with a 16-bit reference, a character in two units.
+    text = "😀 Привет! " * 12
+    seqs = smsc.send_mo(PHONE, OTHER, text, coding="ucs2", udh16=True,
+                        order=[1, 0])
+    assert smsc.wait_mo(seqs) == [ESME_ROK] * 2
+    wait_until(lambda: len(_inbox(inst)) == 2, EVENTUALLY,
+               what="the UCS-2 parts joined")
+    assert text in [d["text"] for d in _inbox(inst).values()]
+
+
+def test_smpp_parts_survive_a_restart(tmp_path, smsc, daemons):
+    inst = Instance(tmp_path / "inst")
+    d = _smpp_daemon(inst, smsc, daemons)
+    whole = "".join("chunk %02d of many. " % i for i in range(10))
+    seqs = smsc.send_mo(PHONE, ACME, whole, ref=7, order=[0])
+    assert smsc.wait_mo(seqs) == [ESME_ROK]
+    assert len(_area(inst, "inbox-parts")) == 1 and _inbox(inst) == {}
+    assert d.stop() == 0
+    daemons.start(inst.conf)
+    smsc.wait_for(lambda: len(smsc.bound_sessions()) == 1, EVENTUALLY,
+                  "a bind again")
+    seqs = smsc.send_mo(PHONE, ACME, whole, ref=7, order=[1])
+    assert smsc.wait_mo(seqs) == [ESME_ROK]
+    wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
+               what="the parts of both sessions joined")
+    assert _the_one(inst)["text"] == whole
+    assert _area(inst, "inbox-parts") == []
+
+
+def test_smpp_a_missing_part_kept_without_it_after_its_time(
+        tmp_path, smsc, daemons, monkeypatch):
+    """A message one of whose three parts never comes: kept as it is once
+    its first part has waited (MSGSPOOL_SMPP_PARTS_WAIT, here 2 s; 10
+    minutes by default), the gap noted."""
+    monkeypatch.setenv("MSGSPOOL_SMPP_PARTS_WAIT", "2")
+    inst = Instance(tmp_path / "inst")
+    d = _smpp_daemon(inst, smsc, daemons)
+    text = "".join("piece %02d. " % i for i in range(40))
+    seqs = smsc.send_mo(PHONE, ACME, text, order=[2, 0])
+    assert smsc.wait_mo(seqs) == [ESME_ROK] * 2
+    t0 = time.monotonic()
+    assert len(_area(inst, "inbox-parts")) == 2
+    wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
+               what="the incomplete message kept")
+    assert time.monotonic() - t0 >= 0.9, "kept before its parts waited"
+    doc = _the_one(inst)
+    assert doc["parts"] == {"total": 3, "missing": [2]}, doc
+    assert doc["text"].startswith("piece 00.") and doc["text"].endswith(
+        "piece 39. "), doc["text"]
+    assert _area(inst, "inbox-parts") == []
+    d.wait_log("kept without 1 of them")

@@ -486,7 +486,8 @@ def test_mobile_originated_is_acknowledged(inst, smsc, daemons):
     queue_sms(inst.spool, _number(60), "hi")
     d = daemons.start(inst.conf)
     smsc.wait_for(lambda: len(smsc.accepted()) == 1, EVENTUALLY, "submit")
-    # A deliver_sm that is no receipt (esm_class 0): logged, answered.
+    # A deliver_sm that is no receipt (esm_class 0): an SMS from a phone,
+    # kept in inbox/ (test_inbound.py) before it is answered.
     s = smsc.bound_sessions()[-1]
     from doubles import smsc as smscmod
     body = (smscmod.cstr("") + bytes([1, 1]) + smscmod.cstr("4915100000060")
@@ -496,7 +497,10 @@ def test_mobile_originated_is_acknowledged(inst, smsc, daemons):
     s.send(smscmod.pdu(smscmod.DELIVER_SM, 0, 0x60000001, body))
     smsc.wait_for(lambda: (0x60000001, 0) in smsc.deliver_resps, 5,
                   "deliver_sm_resp")
-    d.wait_log("inbound SMS is not supported")
+    [kept] = os.listdir(inst.spool / "inbox")
+    doc = json.loads((inst.spool / "inbox" / kept).read_bytes())
+    assert (doc["from"], doc["to"], doc["text"]) == ("+4915100000060",
+                                                     "ACME", "hi"), doc
     assert d.stop() == 0
     assert smsc.violations == []
 

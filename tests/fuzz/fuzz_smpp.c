@@ -3,7 +3,8 @@
  * its source included, and the smpp_*.c beside it): a session with
  * messages submitted, then the input as the bytes that come back on its
  * socket, framed, unpacked by libsmpp34 and acted on (submit_sm_resp,
- * deliver_sm receipts stored in receipts/, enquire_link, unbind,
+ * deliver_sm receipts stored in receipts/, SMS from phones kept in
+ * inbox/ and their parts in inbox-parts/, enquire_link, unbind,
  * generic_nack, garbage).
  *
  * The first byte: bit 0 the session is binding (else bound), bits 1-2
@@ -19,6 +20,7 @@
  * read.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,6 +64,29 @@ provider_timeout(const struct config *cfg, const char *section, long *out,
 
 static char		 root[FUZZ_PATH_MAX];
 static struct config	*cfg;
+
+/* What an input may leave in the spool, emptied after it. */
+static const char *const areas[] = { "receipts", "status", "inbox",
+    "inbox-new", "inbox-parts", "index" };
+
+/* The files of an area of the spool. */
+static size_t
+dir_count(const char *area)
+{
+	char		 path[FUZZ_PATH_MAX];
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 n = 0;
+
+	fuzz_path(path, "%s/%s", root, area);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
 
 static void
 setup(void)
@@ -239,10 +264,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(jobs[i]->reply);
 		free(jobs[i]);
 	}
-	/* The receipts stored, and the session's status. */
-	fuzz_path(big, "%s/receipts", root);
-	fuzz_empty_dir(big, NULL);
-	fuzz_path(big, "%s/status", root);
-	fuzz_empty_dir(big, NULL);
+	/* The receipts stored, the session's status, the inbound messages
+	 * and parts kept: every message kept noted for msgspoold. */
+	if (dir_count("inbox") != dir_count("inbox-new"))
+		fuzz_fail("%zu inbound messages kept, %zu noted",
+		    dir_count("inbox"), dir_count("inbox-new"));
+	for (i = 0; i < sizeof(areas) / sizeof(areas[0]); i++) {
+		fuzz_path(big, "%s/%s", root, areas[i]);
+		fuzz_empty_dir(big, NULL);
+	}
 	return 0;
 }

@@ -2,7 +2,7 @@
  * test_gsm.c: the SMS text encoder of the smpp provider (spooler/smpp/gsm.c):
  * which texts fit GSM 03.38, the septets and UTF-16 units they become,
  * and where a long text is split (UDH, escapes and surrogate pairs kept
- * whole).
+ * whole); and a received text read back by its data_coding.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "smpp/gsm.h"
@@ -217,6 +218,65 @@ test_limits(void **state)
 	gsm_free(NULL);
 }
 
+static void
+decoded(uint8_t coding, const char *octets, size_t len, const char *want)
+{
+	char	*text;
+
+	assert_int_equal(gsm_decode(coding, (const uint8_t *)octets, len,
+	    &text), 0);
+	assert_string_equal(text, want);
+	free(text);
+}
+
+/* What a phone sent, read back: each coding, and what cannot be read. */
+static void
+test_decode(void **state)
+{
+	struct gsm_sms	 sms;
+	char		*text;
+	size_t		 i;
+	/* Every character of the alphabet and of its extension table. */
+	static const char all[] = "@\xc2\xa3$\xc2\xa5\xc3\xa8\xc3\xa9 ok "
+	    "\xce\x94\xce\xa9 \xc3\x84\xc3\xb6\xc3\x9f {}[]~\\|^\xe2\x82\xac";
+
+	(void)state;
+	encode(all, &sms);
+	assert_int_equal(sms.coding, GSM_CODING_DEFAULT);
+	decoded(0x00, (const char *)sms.parts[0].octets, sms.parts[0].len,
+	    all);
+	decoded(0xf1, (const char *)sms.parts[0].octets, sms.parts[0].len,
+	    all);
+	gsm_free(&sms);
+	/* UCS-2, a character beyond the BMP in a surrogate pair. */
+	encode("\xd0\x9f\xd1\x80\xd0\xb8 \xf0\x9f\x98\x80", &sms);
+	assert_int_equal(sms.coding, GSM_CODING_UCS2);
+	decoded(0x08, (const char *)sms.parts[0].octets, sms.parts[0].len,
+	    "\xd0\x9f\xd1\x80\xd0\xb8 \xf0\x9f\x98\x80");
+	gsm_free(&sms);
+	decoded(0x03, "Gr\xfc\xdf""e", 5, "Gr\xc3\xbc\xc3\x9f""e");
+	decoded(0x01, "plain", 5, "plain");
+	decoded(0x00, "", 0, "");
+	/* Unreadable: an octet no septet, half a pair, an odd octet, an
+	 * ASCII byte above 0x7f: U+FFFD.  An escape to no character of
+	 * the table: the basic table's; a second escape, a space. */
+	decoded(0x00, "a\x80", 2, "a\xef\xbf\xbd");
+	decoded(0x08, "\xd8\x3d\x00\x41", 4, "\xef\xbf\xbd""A");
+	decoded(0x08, "\x00\x41\x00", 3, "A\xef\xbf\xbd");
+	decoded(0x01, "\xff", 1, "\xef\xbf\xbd");
+	decoded(0x00, "\x1b\x41", 2, "A");
+	decoded(0x00, "\x1b\x1b", 2, " ");
+	decoded(0x00, "x\x1b", 2, "x ");
+	/* Binary and national alphabets are no text. */
+	for (i = 0; i < 3; i++) {
+		static const uint8_t codings[] = { 0x04, 0x02, 0xf4 };
+
+		assert_int_equal(gsm_decode(codings[i], (const uint8_t *)"ab",
+		    2, &text), 1);
+		assert_null(text);
+	}
+}
+
 int
 main(void)
 {
@@ -229,6 +289,7 @@ main(void)
 		cmocka_unit_test(test_ucs2),
 		cmocka_unit_test(test_ucs2_split),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,20 @@ def gsm_decode(octets):
     return "".join(out)
 
 
+_GSM_SEPTET = {c: bytes([i]) for i, c in enumerate(GSM_BASIC) if i != 0x1B}
+_GSM_SEPTET.update({c: bytes([0x1B, i]) for i, c in GSM_EXT.items()})
+
+
+def gsm_encode_char(c):
+    """The unpacked septets of one character (an escape and its septet
+    for one of the extension table); ValueError when GSM 03.38 has
+    none."""
+    try:
+        return _GSM_SEPTET[c]
+    except KeyError:
+        raise ValueError("%r is not in the GSM 03.38 alphabet" % c)
+
+
 class Violation(Exception):
     def __init__(self, status, reason):
         super().__init__(reason)

@@ -37,6 +37,11 @@ Behaviours a test controls:
               (default DELIVRD)
   send_receipt(message_id, stat, form)   a receipt later, from the test
   send_enquire_link()                    the SMSC asks too
+  send_mo(source, dest, text, coding, …) an SMS from a phone (mobile
+              originated deliver_sm, esm_class 0): GSM 03.38, UCS-2 or
+              Latin-1, in concatenated parts (a UDH with IEI 0x00 or
+              0x08) sent in any order, some left out or sent twice;
+              wait_mo(seqs) waits for msgspoold's deliver_sm_resp
 
 What it records: binds (system_id, password, accepted), submits (each
 field, the UDH, the decoded text, the message_id given), the most
@@ -61,7 +66,8 @@ from doubles.smpp_pdu import (BIND_TRANSCEIVER, BIND_TRANSCEIVER_RESP,
                               GENERIC_NACK, MESSAGE_STATES, SUBMIT_SM,
                               SUBMIT_SM_RESP, TLV_MESSAGE_STATE,
                               TLV_RECEIPTED_MESSAGE_ID, UNBIND, UNBIND_RESP,
-                              Reader, Violation, cstr, gsm_decode, pdu)
+                              Reader, Violation, cstr, gsm_decode,
+                              gsm_encode_char, pdu)
 
 __all__ = ["Smsc", "ESME_ROK", "ESME_RTHROTTLED", "ESME_RMSGQFUL",
            "ESME_RINVDSTADR", "ESME_RINVPASWD", "gsm_decode"]
@@ -425,6 +431,18 @@ class Session:
             self.smsc.receipts_sent.append((mid, stat, form, seq))
         self.send(pdu(DELIVER_SM, ESME_ROK, seq, body))
 
+    # 4.6.1 deliver_sm of a mobile originated message: esm_class 0 (or
+    # 0x40 with a UDH), default type (5.2.12).
+    def deliver_mo(self, source, dest, sm, coding, esm_class, source_ton,
+                   dest_ton):
+        body = (cstr("") + bytes([source_ton, 1]) + cstr(source) +
+                bytes([dest_ton, 1]) + cstr(dest) +
+                bytes([esm_class, 0, 0]) + cstr("") + cstr("") +
+                bytes([0, 0, coding, 0, len(sm)]) + sm)
+        seq = 0x60000000 + next(self.seq)
+        self.send(pdu(DELIVER_SM, ESME_ROK, seq, body))
+        return seq
+
 
 class Smsc:
     def __init__(self, system_id="acme", password="secret", source="ACME"):
@@ -518,6 +536,77 @@ class Smsc:
         s = self.bound_sessions()
         assert s, "no bound session to send a receipt on"
         s[-1].deliver_receipt(mid, stat, form)
+
+    # 3GPP TS 23.038 and 23.040: data_coding, and the octets of a whole
+    # SMS and of a part after its UDH (6 octets, 7 with a 16-bit
+    # reference).
+    MO_CODINGS = {"gsm": (0x00, 160, 153), "ucs2": (0x08, 140, 134),
+                  "latin1": (0x03, 140, 134)}
+
+    @staticmethod
+    def _mo_chars(text, coding):
+        """The octets of each character: a GSM escape stays with its
+        septet, a UTF-16 surrogate pair together."""
+        if coding == "gsm":
+            return [gsm_encode_char(c) for c in text]
+        if coding == "ucs2":
+            return [c.encode("utf-16-be") for c in text]
+        return [c.encode("latin-1") for c in text]
+
+    def send_mo(self, source, dest, text, coding="gsm", per_part=None,
+                order=None, ref=None, udh16=False, source_ton=1,
+                dest_ton=1):
+        """An SMS from the phone source to dest as an SMSC delivers it:
+        one deliver_sm when it fits, else parts of per_part octets at
+        most (default: as many as a part holds) with a concatenation UDH
+        (IEI 0x08 with a 16-bit reference when udh16, else 0x00),
+        reference ref (random when None).  order: the indices of the
+        parts to send, in that order (a part left out never comes, one
+        twice comes twice).  Returns the sequence numbers sent, for
+        wait_mo."""
+        dc, whole, part = self.MO_CODINGS[coding]
+        chars = self._mo_chars(text, coding)
+        if per_part is None and sum(map(len, chars)) <= whole:
+            parts = [b"".join(chars)]
+        else:
+            cap = per_part or part - (1 if udh16 else 0)
+            parts, cur = [], b""
+            for c in chars:
+                if len(cur) + len(c) > cap:
+                    parts.append(cur)
+                    cur = b""
+                cur += c
+            parts.append(cur)
+        if ref is None:
+            ref = next(self.ids) & (0xFFFF if udh16 else 0xFF)
+        s = self.bound_sessions()
+        assert s, "no bound session to deliver on"
+        seqs = []
+        for i in (order if order is not None else range(len(parts))):
+            if len(parts) == 1:
+                sm, esm = parts[0], 0x00
+            else:
+                if udh16:
+                    udh = bytes([6, 0x08, 4, ref >> 8, ref & 0xFF,
+                                 len(parts), i + 1])
+                else:
+                    udh = bytes([5, 0x00, 3, ref, len(parts), i + 1])
+                sm, esm = udh + parts[i], 0x40
+            seqs.append(s[-1].deliver_mo(source.lstrip("+"),
+                                         dest.lstrip("+"), sm, dc, esm,
+                                         source_ton, dest_ton))
+        return seqs
+
+    def wait_mo(self, seqs, timeout=10):
+        """The command_status msgspoold answered to each of seqs (their
+        deliver_sm_resp), once every one has come."""
+        def got():
+            with self.lock:
+                return {q: st for q, st in self.deliver_resps if q in seqs}
+        self.wait_for(lambda: len(got()) == len(set(seqs)), timeout,
+                      "deliver_sm_resp to %d deliver_sm" % len(seqs))
+        answers = got()
+        return [answers[q] for q in seqs]
 
     def send_enquire_link(self):
         s = self.bound_sessions()
