@@ -60,6 +60,7 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # (requests and replies).
 LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
+		   suppress_list \
 		   inbox inbound
 LIB_CONTENT	 = keys html sms tmpl unsub
 LIB_HTTP	 = http problem cgi serve batch idem rate attach

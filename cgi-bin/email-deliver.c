@@ -392,7 +392,7 @@ email_deliver(struct ctx *ctx)
 	memset(&e, 0, sizeof(e));
 	if ((e.notices = json_array()) == NULL)
 		return NULL;
-	if (batch_init(&b, 1, "messageId") == -1) {
+	if (batch_init(&b, ctx->spool, 1, "messageId") == -1) {
 		json_decref(e.notices);
 		return NULL;
 	}
@@ -440,7 +440,7 @@ email_deliver(struct ctx *ctx)
 		goto done;
 	}
 	/* One durable commit for every recipient. */
-	fail = batch_commit(&b, ctx->spool);
+	fail = batch_commit(&b);
 	/* The blobs of a message the spool did not take go with it. */
 	for (i = 0; e.stored && i < total; i++)
 		if (batch_has_doc(&b, i) && !batch_queued(&b, i))

@@ -186,7 +186,8 @@ ott_deliver(struct ctx *ctx)
 		return problem_response(p);
 	problem_free(p);
 	list = json_object_get(ctx->body, "payload");
-	if (batch_init(&b, json_array_size(list), "messageId") == -1)
+	if (batch_init(&b, ctx->spool, json_array_size(list),
+	    "messageId") == -1)
 		return NULL;
 	json_array_foreach(list, i, entry) {
 		recipient = json_object_get(entry, "recipient");
@@ -211,7 +212,7 @@ ott_deliver(struct ctx *ctx)
 	}
 	cache_free(&cache);
 	/* One durable commit for the whole request. */
-	return batch_respond(&b, ctx->spool);
+	return batch_respond(&b);
 }
 
 /* Each entry is a message, for the client's rate. */

@@ -69,7 +69,7 @@ sms_batch(struct ctx *ctx)
 		return problem_response(p);
 	problem_free(p);
 	list = json_object_get(ctx->body, "messages");
-	if (batch_init(&b, json_array_size(list), "smsId") == -1)
+	if (batch_init(&b, ctx->spool, json_array_size(list), "smsId") == -1)
 		return NULL;
 	json_array_foreach(list, i, entry) {
 		if (add_one(ctx, entry, &b) == -1) {
@@ -78,7 +78,7 @@ sms_batch(struct ctx *ctx)
 		}
 	}
 	/* One durable commit for the whole batch. */
-	return batch_respond(&b, ctx->spool);
+	return batch_respond(&b);
 }
 
 /* Each entry is a message, for the client's rate. */

@@ -1,11 +1,13 @@
 /*
  * sms-deliver: POST /sms/v1/deliver, one SMS (conf/openapi.yaml).
- * 202 Queued, or 200 Scheduled when sendAt is in the future.
+ * 202 Queued, or 200 Scheduled when sendAt is in the future; 422 when
+ * the client suppressed the recipient.
  */
 #include <unistd.h>
 
 #include "content/sms.h"
 #include "endpoints.h"
+#include "http/batch.h"
 #include "http/cgi.h"
 #include "http/problem.h"
 
@@ -14,13 +16,14 @@ sms_deliver(struct ctx *ctx)
 {
 	struct sms_queued	 q;
 	struct problem		*p;
-	json_t			*errors;
+	struct response		*r;
+	enum spool_dir		 dest;
+	json_t			*errors, *doc;
 	char			 at[32];
-	enum msg_status		 rc;
 
 	if ((errors = json_object()) == NULL)
 		return NULL;
-	rc = sms_queue(ctx->spool, ctx->client, ctx->body, "", errors, &q);
+	doc = sms_build(ctx->client, ctx->body, "", errors, &q, &dest);
 	/* Only what the client sent can be its fault: the spool's is ours. */
 	if (json_object_size(errors) > 0) {
 		if ((p = problem_new(400, "invalid-field",
@@ -28,13 +31,18 @@ sms_deliver(struct ctx *ctx)
 			json_object_update(p->errors, errors);
 		}
 		json_decref(errors);
+		json_decref(doc);
 		return problem_response(p);
 	}
 	json_decref(errors);
-	if (rc == MSG_TEMPFAIL)
+	if (doc == NULL)
 		return response_error(503, "the spool cannot take messages now");
-	if (rc != MSG_OK)
-		return response_error(500, "the SMS could not be queued");
+	/* A suppressed recipient: 422, nothing queued. */
+	if (batch_queue_one(ctx->spool, doc, dest, &r) == -1) {
+		json_decref(doc);
+		return r;
+	}
+	json_decref(doc);
 	if (!q.scheduled)
 		return response_json(202, json_pack("{s:s, s:s}",
 		    "smsId", q.id, "status", "Queued"));

@@ -129,7 +129,8 @@ campaign(struct ctx *ctx, json_t *base)
 	recipients = json_object_get(ctx->body, "recipients");
 	if (ulid_new(cid) == -1)
 		return response_error(503, "the spool cannot take messages now");
-	if (batch_init(&b, json_array_size(recipients), "callId") == -1)
+	if (batch_init(&b, ctx->spool, json_array_size(recipients),
+	    "callId") == -1)
 		return NULL;
 	json_object_set_new(base, "campaignId", json_string(cid));
 	json_object_set(base, "campaignName",
@@ -158,7 +159,7 @@ campaign(struct ctx *ctx, json_t *base)
 		}
 	}
 	/* One durable commit for the whole campaign. */
-	if ((fail = batch_commit(&b, ctx->spool)) != 0) {
+	if ((fail = batch_commit(&b)) != 0) {
 		batch_free(&b);
 		return response_error(fail, "the spool cannot take calls now");
 	}
@@ -183,8 +184,7 @@ voice_deliver(struct ctx *ctx)
 	json_t		*base, *doc;
 	const json_t	*body = ctx->body;
 	char		 id[SPOOL_ID_LEN + 1];
-	int		 is_campaign;
-	enum msg_status	 rc;
+	int		 is_campaign, rc;
 
 	if ((p = problem_new(400, "invalid-field",
 	    "the call request is not valid")) == NULL)
@@ -212,12 +212,14 @@ voice_deliver(struct ctx *ctx)
 	}
 	doc = call_doc(ctx, base, json_string_value(json_object_get(body,
 	    "recipient")), 0, id);
-	rc = doc ? spool_enqueue(ctx->spool, doc, SPOOL_NEW) : MSG_TEMPFAIL;
-	json_decref(doc);
 	json_decref(base);
-	if (rc != MSG_OK)
-		return response_error(rc == MSG_TEMPFAIL ? 503 : 500,
-		    "the spool cannot take messages now");
+	if (doc == NULL)
+		return response_error(503, "the spool cannot take messages now");
+	/* A suppressed recipient: 422, nothing queued. */
+	rc = batch_queue_one(ctx->spool, doc, SPOOL_NEW, &r);
+	json_decref(doc);
+	if (rc == -1)
+		return r;
 	return response_json(202, json_pack("{s:s, s:s}", "callId", id,
 	    "status", "queued"));
 }

@@ -1,5 +1,5 @@
 /*
- * sms.c: validating and queueing one SMS.
+ * sms.c: validating one SMS and building its spool document.
  */
 #include <string.h>
 #include <time.h>
@@ -42,21 +42,4 @@ sms_build(const struct client *client, const json_t *sms, const char *prefix,
 	if (doc != NULL && client->test)
 		msgdoc_set_test(doc);
 	return doc;
-}
-
-enum msg_status
-sms_queue(struct spool *spool, const struct client *client, const json_t *sms,
-    const char *prefix, json_t *errors, struct sms_queued *out)
-{
-	json_t		*doc;
-	enum spool_dir	 dest;
-	enum msg_status	 rc;
-
-	if ((doc = sms_build(client, sms, prefix, errors, out, &dest)) ==
-	    NULL)
-		return json_object_size(errors) > 0 ? MSG_PERMFAIL :
-		    MSG_TEMPFAIL;
-	rc = spool_enqueue(spool, doc, dest);
-	json_decref(doc);
-	return rc;
 }

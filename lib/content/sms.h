@@ -34,15 +34,4 @@ json_t		*sms_build(const struct client *client, const json_t *sms,
 		    const char *prefix, json_t *errors, struct sms_queued *out,
 		    enum spool_dir *dest);
 
-/*
- * Validate one SMS object and queue it for client.  Returns MSG_OK with
- * *out filled; MSG_PERMFAIL with messages in errors (paths under prefix)
- * and nothing spooled when it is invalid.  A failure of the spool leaves
- * errors empty: MSG_TEMPFAIL when it cannot take it now (503),
- * MSG_PERMFAIL for anything else (500).
- */
-enum msg_status	 sms_queue(struct spool *, const struct client *client,
-		    const json_t *sms, const char *prefix, json_t *errors,
-		    struct sms_queued *out);
-
 #endif

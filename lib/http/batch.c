@@ -1,15 +1,29 @@
 /*
- * batch.c: several messages of one request, committed together.
+ * batch.c: several messages of one request, committed together, and the
+ * one message of a one-message route; a recipient its client suppressed
+ * refused either way (msgspool-spool(5), Suppressions).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/log.h"
 #include "http/batch.h"
 #include "http/http.h"
 #include "http/problem.h"
+#include "spool/suppress.h"
+
+/* An entry whose recipient's list cannot be read now. */
+#define BATCH_UNCHECKED	"the recipient's suppressions cannot be read " \
+			"now; retry this entry"
 
 int
-batch_init(struct batch *b, size_t n, const char *idkey)
+batch_init(struct batch *b, struct spool *spool, size_t n,
+    const char *idkey)
 {
+	b->spool = spool;
+	b->unchecked = 0;
 	b->docs.items = NULL;
 	b->docs.n = b->docs.cap = 0;
 	b->n = b->queued = 0;
@@ -24,14 +38,62 @@ batch_init(struct batch *b, size_t n, const char *idkey)
 	return 0;
 }
 
+/* Turn an entry's reply into an error saying why. */
+static void
+entry_error(json_t *res, const char *idkey, const char *why)
+{
+	json_object_set_new(res, idkey, json_null());
+	json_object_set_new(res, "status", json_string("error"));
+	json_object_set_new(res, "error", json_string(why));
+	json_object_del(res, "sendAt");
+}
+
+/*
+ * Why doc may not be queued, into buf: its recipient is suppressed, or
+ * its list cannot be read (*unread set); NULL when it may.
+ */
+static const char *
+refused(struct spool *s, const json_t *doc, char *buf, size_t len,
+    int *unread)
+{
+	json_t	*sup;
+	char	 why[64];
+
+	*unread = 0;
+	if ((sup = suppress_doc(s, doc)) != NULL) {
+		snprintf(buf, len, "recipient: %s", suppress_why(sup, why,
+		    sizeof(why)));
+		json_decref(sup);
+		return buf;
+	}
+	if (errno == 0)
+		return NULL;
+	log_err("batch: suppressions of %s: %s", msgdoc_id(doc) ?
+	    msgdoc_id(doc) : "?", strerror(errno));
+	*unread = 1;
+	snprintf(buf, len, "%s", BATCH_UNCHECKED);
+	return buf;
+}
+
 int
 batch_add(struct batch *b, json_t *reply, json_t *doc, enum spool_dir dest)
 {
-	ssize_t	*v, slot = -1;
+	ssize_t		*v, slot = -1;
+	const char	*why;
+	char		 buf[128];
+	int		 unread;
 
 	if (reply == NULL) {
 		json_decref(doc);
 		return -1;
+	}
+	/* Refused before anything is written. */
+	if (doc != NULL && (why = refused(b->spool, doc, buf, sizeof(buf),
+	    &unread)) != NULL) {
+		b->unchecked += unread;
+		entry_error(reply, b->idkey, why);
+		json_decref(doc);
+		doc = NULL;
 	}
 	if (b->n == b->cap) {
 		if ((v = reallocarray(b->slots, b->cap * 2,
@@ -61,13 +123,13 @@ batch_has_doc(const struct batch *b, size_t i)
 }
 
 int
-batch_commit(struct batch *b, struct spool *s)
+batch_commit(struct batch *b)
 {
 	enum msg_status	 st;
 	json_t		*res;
 	size_t		 i, temp = 0, perm = 0;
 
-	spool_batch_commit(s, &b->docs);
+	spool_batch_commit(b->spool, &b->docs);
 	b->queued = 0;
 	for (i = 0; i < b->n; i++) {
 		if (b->slots[i] < 0)
@@ -82,24 +144,56 @@ batch_commit(struct batch *b, struct spool *s)
 		else
 			perm++;
 		res = json_array_get(b->replies, i);
-		json_object_set_new(res, b->idkey, json_null());
-		json_object_set_new(res, "status", json_string("error"));
-		json_object_set_new(res, "error", json_string(BATCH_TRY_AGAIN));
-		json_object_del(res, "sendAt");
+		entry_error(res, b->idkey, BATCH_TRY_AGAIN);
 	}
 	/* Nothing queued for a reason of ours is not a 200. */
+	temp += b->unchecked;
 	if (b->queued == 0 && temp + perm > 0)
 		return temp > 0 ? 503 : 500;
 	return 0;
 }
 
+int
+batch_queue_one(struct spool *s, const json_t *doc, enum spool_dir dest,
+    struct response **r)
+{
+	struct problem	*p;
+	enum msg_status	 st;
+	json_t		*sup;
+	char		 why[64];
+
+	*r = NULL;
+	if ((sup = suppress_doc(s, doc)) != NULL) {
+		suppress_why(sup, why, sizeof(why));
+		json_decref(sup);
+		if ((p = problem_new(422, "suppressed", "the recipient is %s: "
+		    "nothing is sent to it", why)) != NULL)
+			problem_add(p, "recipient", "%s", why);
+		*r = problem_response(p);
+		return -1;
+	}
+	if (errno != 0) {
+		log_err("batch: suppressions of %s: %s", msgdoc_id(doc) ?
+		    msgdoc_id(doc) : "?", strerror(errno));
+		*r = response_error(spool_errno_status(errno) ==
+		    MSG_TEMPFAIL ? 503 : 500, "the recipient's suppressions "
+		    "cannot be read now");
+		return -1;
+	}
+	if ((st = spool_enqueue(s, doc, dest)) == MSG_OK)
+		return 0;
+	*r = response_error(st == MSG_TEMPFAIL ? 503 : 500,
+	    "the spool cannot take messages now");
+	return -1;
+}
+
 struct response *
-batch_respond(struct batch *b, struct spool *s)
+batch_respond(struct batch *b)
 {
 	json_t	*replies;
 	int	 fail;
 
-	if ((fail = batch_commit(b, s)) != 0) {
+	if ((fail = batch_commit(b)) != 0) {
 		batch_free(b);
 		return response_error(fail, "the spool cannot take messages now");
 	}

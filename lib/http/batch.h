@@ -1,10 +1,13 @@
 /*
  * batch.h: the one batch runner of every route that queues several
  * messages per request (OTT, SMS batch, voice campaigns, email
- * recipients): the reply entries in input order, the documents of the
- * good ones committed durably together, and the entries the spool did
- * not take turned into errors.  A batch of which the spool took none is
- * a server failure for the whole request (conf/openapi.yaml, 503).
+ * recipients): the reply entries in input order, the entries whose
+ * recipient the client suppressed turned into errors, the documents of
+ * the good ones committed durably together, and the entries the spool
+ * did not take turned into errors.  A batch of which the spool took none
+ * is a server failure for the whole request (conf/openapi.yaml, 503).
+ * And the queueing of the one message of a one-message route, by the
+ * same rules.
  */
 #ifndef BATCH_H
 #define BATCH_H
@@ -19,25 +22,31 @@
 #define BATCH_TRY_AGAIN	"the spool cannot take messages now; retry this entry"
 
 struct batch {
+	struct spool		*spool;		/* where they go */
 	struct spool_batch	 docs;
 	json_t			*replies;	/* one per entry, in order */
 	ssize_t			*slots;		/* entry -> docs index or -1 */
 	size_t			 n, cap;
 	const char		*idkey;		/* "smsId": nulled on failure */
 	size_t			 queued;	/* after batch_commit */
+	size_t			 unchecked;	/* lists that could not be read */
 };
 
 /*
- * Start a batch of about n entries whose replies name their message id
- * idkey.  0, or -1 out of memory.
+ * Start a batch of about n entries for spool whose replies name their
+ * message id idkey.  0, or -1 out of memory.
  */
-int		 batch_init(struct batch *, size_t n, const char *idkey);
+int		 batch_init(struct batch *, struct spool *, size_t n,
+		    const char *idkey);
 
 /*
  * Add the next entry: its reply (stolen) and, when it is good, its
  * document (stolen) to commit into dest; doc NULL for an entry whose
- * reply already says why it failed.  0, or -1 out of memory (both
- * freed).
+ * reply already says why it failed.  An entry whose recipient its client
+ * suppressed (suppress_doc) fails here, its document dropped: its idkey
+ * null, status "error", error "recipient: suppressed (SOURCE)"; so does
+ * one whose list cannot be read (BATCH_TRY_AGAIN).  0, or -1 out of
+ * memory (both freed).
  */
 int		 batch_add(struct batch *, json_t *reply, json_t *doc,
 		    enum spool_dir dest);
@@ -52,7 +61,7 @@ int		 batch_has_doc(const struct batch *, size_t i);
  * spool took none of the documents it was given, 503 (it cannot take
  * them now) or 500: the status of the whole reply.
  */
-int		 batch_commit(struct batch *, struct spool *);
+int		 batch_commit(struct batch *);
 
 struct response;
 
@@ -61,7 +70,18 @@ struct response;
  * OTT): commit, then 200 with the replies, or the 503/500 of a spool
  * that took none.  Frees the batch.  NULL out of memory.
  */
-struct response	*batch_respond(struct batch *, struct spool *);
+struct response	*batch_respond(struct batch *);
+
+/*
+ * Queue the one message of a one-message route (an SMS, a single call)
+ * into dest, unless its client suppressed its recipient.  0 when it is
+ * queued; else -1 with *r the response to give (NULL out of memory):
+ * 422 problem suppressed with errors {"recipient": ["suppressed
+ * (SOURCE)"]}, nothing queued, or the 503 or 500 of a list or spool
+ * that failed.  doc is borrowed.
+ */
+int		 batch_queue_one(struct spool *, const json_t *doc,
+		    enum spool_dir dest, struct response **r);
 
 /* After the commit: whether entry i's document is queued. */
 int		 batch_queued(const struct batch *, size_t i);

@@ -35,6 +35,7 @@
 #include "spool/spool.h"
 #include "spool/spool_impl.h"
 #include "spool/suppress.h"
+#include "spool/suppress_impl.h"
 
 #define DOC_VERSION	1
 #define DOC_MAX		(16 * 1024)	/* a suppression's file, at most */
@@ -42,17 +43,15 @@
 /* An escaped address longer than this is cut and a digest added. */
 #define PLAIN_MAX	200
 #define CUT_LEN		160
-#define KEY_LEN		24		/* "id": 16 + 8 hex digits */
 
-/* Whether s is a suppression's "id": KEY_LEN upper-case hex digits. */
-static int
-key_valid(const char *s)
+int
+suppress_key_valid(const char *s)
 {
-	return s != NULL && strlen(s) == KEY_LEN &&
-	    strspn(s, "0123456789ABCDEF") == KEY_LEN;
+	return s != NULL && strlen(s) == SUPPRESS_KEY_LEN &&
+	    strspn(s, "0123456789ABCDEF") == SUPPRESS_KEY_LEN;
 }
 
-/* A new "id" into key (KEY_LEN + 1 bytes): now, and random bits. */
+/* A new "id" into key (SUPPRESS_KEY_LEN + 1 bytes): now, and random bits. */
 static void
 key_new(char *key)
 {
@@ -62,7 +61,7 @@ key_new(char *key)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (uint32_t)getpid() ^ (uint32_t)ts.tv_nsec;
-	snprintf(key, KEY_LEN + 1, "%016llX%08X",
+	snprintf(key, SUPPRESS_KEY_LEN + 1, "%016llX%08X",
 	    (unsigned long long)ts.tv_sec * 1000000000ULL +
 	    (unsigned long long)ts.tv_nsec, (unsigned)r);
 }
@@ -174,14 +173,8 @@ file_name(const char *addr, char *out)
 	snprintf(out, NAME_LEN, "%s.json", esc);
 }
 
-/*
- * The directory fd of dfd/name, made when create is set and it is
- * missing, with dfd's mode and group (as spool_area gives an area
- * new/'s: the web server's programs and the daemon both write here).
- * -1 with errno set.
- */
-static int
-subdir(int dfd, const char *name, int create)
+int
+suppress_subdir(int dfd, const char *name, int create)
 {
 	struct stat	model, st;
 	int		fd;
@@ -214,14 +207,14 @@ list_dir(struct spool *s, const char *client, enum channel ch, int create)
 
 	if ((afd = spool_area(s, SUPPRESS_AREA, create)) == -1)
 		return -1;
-	cfd = subdir(afd, client, create);
+	cfd = suppress_subdir(afd, client, create);
 	e = errno;
 	close(afd);
 	if (cfd == -1) {
 		errno = e;
 		return -1;
 	}
-	fd = subdir(cfd, channel_info(ch)->name, create);
+	fd = suppress_subdir(cfd, channel_info(ch)->name, create);
 	e = errno;
 	close(cfd);
 	errno = e;
@@ -262,7 +255,8 @@ public_of(const json_t *doc, enum channel ch, const char *addr, char *id)
 	if (!json_is_object(doc) ||
 	    json_integer_value(json_object_get(doc, "version")) !=
 	    DOC_VERSION ||
-	    !key_valid(v = json_string_value(json_object_get(doc, "id"))) ||
+	    !suppress_key_valid(v = json_string_value(json_object_get(doc,
+	    "id"))) ||
 	    json_string_value(json_object_get(doc, "channel")) == NULL ||
 	    strcmp(json_string_value(json_object_get(doc, "channel")),
 	    channel_info(ch)->name) != 0 ||
@@ -277,19 +271,14 @@ public_of(const json_t *doc, enum channel ch, const char *addr, char *id)
 	if (reason != NULL && !json_is_string(reason) && !json_is_null(reason))
 		return NULL;
 	if (id != NULL)
-		snprintf(id, KEY_LEN + 1, "%s", v);
+		snprintf(id, SUPPRESS_KEY_LEN + 1, "%s", v);
 	return json_pack("{s:s, s:s, s:s, s:O, s:s}", "channel",
 	    channel_info(ch)->name, "address", a, "source", src, "reason",
 	    reason != NULL ? reason : json_null(), "createdAt", at);
 }
 
-/*
- * Read the suppression open on fd (closed here): its public object, or
- * NULL with errno set (EINVAL when it is not one; the reason logged
- * naming what).
- */
-static json_t *
-read_doc(int fd, enum channel ch, const char *addr, const char *what,
+json_t *
+suppress_read(int fd, enum channel ch, const char *addr, const char *what,
     char *id)
 {
 	json_t	*doc, *pub;
@@ -338,7 +327,7 @@ suppress_get(struct spool *s, const char *client, enum channel ch,
 		errno = e;
 		return NULL;
 	}
-	return read_doc(fd, ch, norm, path, NULL);
+	return suppress_read(fd, ch, norm, path, NULL);
 }
 
 int
@@ -346,7 +335,7 @@ suppress_add(struct spool *s, const char *client, enum channel ch,
     const char *addr, const char *source, const char *reason, json_t **out)
 {
 	char		 norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
-	char		 id[KEY_LEN + 1], at[RFC3339_LEN];
+	char		 id[SUPPRESS_KEY_LEN + 1], at[RFC3339_LEN];
 	const char	*names[1] = { name };
 	const json_t	*docs[1];
 	enum msg_status	 st;
@@ -455,199 +444,36 @@ suppress_remove(struct spool *s, const char *client, enum channel ch,
 	return 0;
 }
 
-/*
- * A page being gathered: the newest entries older than after, kept in
- * order (newest first), at most keep of them (0: all).
- */
-struct entry {
-	char	 id[KEY_LEN + 1];
-	json_t	*obj;
-};
-
-struct page {
-	struct entry	*v;
-	size_t		 n;
-	size_t		 cap;
-	size_t		 keep;
-	const char	*after;
-};
-
-/* Take obj (stolen) into the page when it belongs there.  0, or -1. */
-static int
-page_add(struct page *p, const char *id, json_t *obj)
-{
-	struct entry	*nv;
-	size_t		 lo = 0, hi = p->n, mid, cap;
-
-	if ((p->after != NULL && strcmp(id, p->after) >= 0) ||
-	    (p->keep > 0 && p->n == p->keep &&
-	    strcmp(id, p->v[p->n - 1].id) <= 0)) {
-		json_decref(obj);
-		return 0;
-	}
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (strcmp(p->v[mid].id, id) > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (p->keep > 0 && p->n == p->keep)
-		json_decref(p->v[--p->n].obj);
-	if (p->n == p->cap) {
-		cap = p->cap ? p->cap * 2 : 64;
-		if ((nv = reallocarray(p->v, cap, sizeof(*nv))) == NULL) {
-			json_decref(obj);
-			return -1;
-		}
-		p->v = nv;
-		p->cap = cap;
-	}
-	memmove(&p->v[lo + 1], &p->v[lo], (p->n - lo) * sizeof(*p->v));
-	memcpy(p->v[lo].id, id, sizeof(p->v[lo].id));
-	p->v[lo].obj = obj;
-	p->n++;
-	return 0;
-}
-
-/*
- * Gather the list of a channel, in the client's directory cfd, into p;
- * client, when not NULL, is named in each object.  0, or -1 with errno.
- */
-static int
-scan_channel(int cfd, const char *client, enum channel ch, struct page *p)
-{
-	DIR		*dir;
-	struct dirent	*de;
-	json_t		*obj;
-	char		 id[KEY_LEN + 1];
-	size_t		 len;
-	int		 fd, f, rc = 0;
-
-	if ((fd = subdir(cfd, channel_info(ch)->name, 0)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while (rc == 0 && (de = readdir(dir)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len <= 5 ||
-		    strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		/* Removed meanwhile, or not a file: not in the list. */
-		if ((f = util_open_regular(fd, de->d_name, 1)) == -1)
-			continue;
-		if ((obj = read_doc(f, ch, NULL, de->d_name, id)) == NULL)
-			continue;
-		if (client != NULL && json_object_set_new(obj, "client",
-		    json_string(client)) == -1) {
-			json_decref(obj);
-			rc = -1;
-			errno = ENOMEM;
-			break;
-		}
-		if (page_add(p, id, obj) == -1) {
-			rc = -1;
-			errno = ENOMEM;
-		}
-	}
-	closedir(dir);
-	return rc;
-}
-
-/* Gather a client's lists (of ch, or of every channel) into p. */
-static int
-scan_client(int afd, const char *client, int named, enum channel ch,
-    struct page *p)
-{
-	int	cfd, c, rc = 0;
-
-	if ((cfd = subdir(afd, client, 0)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	for (c = 0; c < CHANNEL__MAX && rc == 0; c++)
-		if (ch == CHANNEL__MAX || (enum channel)c == ch)
-			rc = scan_channel(cfd, named ? client : NULL,
-			    (enum channel)c, p);
-	close(cfd);
-	return rc;
-}
-
-int
-suppress_cursor_valid(const char *s)
-{
-	return key_valid(s);
-}
 
 json_t *
-suppress_list(struct spool *s, const char *client, enum channel ch,
-    const char *after, size_t limit, char **next)
+suppress_doc(struct spool *s, const json_t *doc)
 {
-	struct page	 p;
-	DIR		*dir;
-	struct dirent	*de;
-	json_t		*list = NULL;
-	size_t		 i;
-	int		 afd, dfd, rc = 0, e;
+	const char	*client, *to;
+	char		 norm[SUPPRESS_ADDR_MAX];
+	int		 ch;
 
-	if (next != NULL)
-		*next = NULL;
-	if ((client != NULL && !valid_client_id(client)) ||
-	    (ch != CHANNEL__MAX && channel_info(ch) == NULL) ||
-	    (after != NULL && !suppress_cursor_valid(after))) {
+	client = msgdoc_client(doc);
+	to = msgdoc_recipient(doc);
+	if (client == NULL || (ch = channel_parse(msgdoc_channel(doc) ?
+	    msgdoc_channel(doc) : "")) == -1) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memset(&p, 0, sizeof(p));
-	p.keep = limit > 0 ? limit + 1 : 0;
-	p.after = after;
-	if ((afd = spool_area(s, SUPPRESS_AREA, 0)) == -1) {
-		if (errno != ENOENT)
-			return NULL;
-		/* Nothing suppressed yet. */
-	} else if (client != NULL) {
-		rc = scan_client(afd, client, 0, ch, &p);
-		close(afd);
-	} else if ((dfd = dup(afd)) == -1 ||
-	    (dir = fdopendir(dfd)) == NULL) {
-		rc = -1;
-		if (dfd != -1)
-			close(dfd);
-		close(afd);
-	} else {
-		while (rc == 0 && (de = readdir(dir)) != NULL)
-			if (valid_client_id(de->d_name))
-				rc = scan_client(afd, de->d_name, 1, ch, &p);
-		closedir(dir);
-		close(afd);
+	/* No list holds what is not an address of the channel. */
+	if (suppress_normalize((enum channel)ch, to, norm, sizeof(norm)) ==
+	    -1) {
+		errno = 0;
+		return NULL;
 	}
-	e = rc == -1 ? errno : ENOMEM;
-	if (rc == 0 && (list = json_array()) != NULL) {
-		/* One more than the page: there is a next one. */
-		if (limit > 0 && p.n > limit) {
-			if (next != NULL && (*next = strdup(p.v[limit -
-			    1].id)) == NULL) {
-				json_decref(list);
-				list = NULL;
-			}
-			json_decref(p.v[--p.n].obj);
-		}
-		for (i = 0; list != NULL && i < p.n; i++)
-			if (json_array_append_new(list, p.v[i].obj) == -1) {
-				json_decref(list);
-				list = NULL;
-			} else
-				p.v[i].obj = NULL;
-	}
-	for (i = 0; i < p.n; i++)
-		json_decref(p.v[i].obj);
-	free(p.v);
-	if (list == NULL) {
-		if (next != NULL) {
-			free(*next);
-			*next = NULL;
-		}
-		errno = e;
-	}
-	return list;
+	return suppress_get(s, client, (enum channel)ch, norm);
+}
+
+const char *
+suppress_why(const json_t *sup, char *buf, size_t len)
+{
+	const char	*src;
+
+	src = json_string_value(json_object_get(sup, "source"));
+	snprintf(buf, len, "suppressed (%s)", src ? src : "manual");
+	return buf;
 }

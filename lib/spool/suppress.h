@@ -79,4 +79,21 @@ json_t	*suppress_list(struct spool *, const char *client, enum channel ch,
 /* Whether s is a cursor suppress_list makes (the "next" of a page). */
 int	 suppress_cursor_valid(const char *s);
 
+/*
+ * Whether a message may go to its recipient (msgspool-spool(5),
+ * Suppressions): the suppression of a spool document's recipient
+ * ("to"), its client's on its channel, as suppress_get answers it (a
+ * new reference; NULL with errno 0 when there is none, or set on
+ * error).  A recipient that is no valid address of its channel is on
+ * no list.  The one rule of the send programs (at acceptance) and of
+ * msgspoold (before every attempt).
+ */
+json_t	*suppress_doc(struct spool *, const json_t *doc);
+
+/*
+ * What a refused recipient is told, into buf: "suppressed (SOURCE)",
+ * SOURCE the suppression's.  Returns buf.
+ */
+const char *suppress_why(const json_t *sup, char *buf, size_t len);
+
 #endif

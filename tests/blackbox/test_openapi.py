@@ -39,6 +39,8 @@ SEND_ROUTES = {("POST", "/ott/v1/deliver"), ("POST", "/sms/v1/deliver"),
                ("POST", "/sms/v1/deliver/batch"),
                ("POST", "/voice/v1/deliver"), ("POST", "/deliver"),
                ("POST", "/email/v1/deliver")}
+# The routes of one message: their 422 is also a suppressed recipient.
+ONE_MESSAGE = {("POST", "/sms/v1/deliver"), ("POST", "/voice/v1/deliver")}
 # GET and DELETE /messages/{id}: no body; 400 for a path that is not an
 # id, 404 for no such message of this client, 503 for a spool directory
 # missing (and, for a cancel, a full or read-only spool).
@@ -246,7 +248,9 @@ def test_documented_headers(method, path):
     if idem:
         assert header(409, "Retry-After")["schema"]["const"] == 1
         assert response(method, path, 422) is \
-            DOC["components"]["responses"]["IdempotencyKeyReused"]
+            DOC["components"]["responses"][
+                "SuppressedOrKeyReused" if (method, path) in ONE_MESSAGE
+                else "IdempotencyKeyReused"]
     if path == "/email/v1/attachments":
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True

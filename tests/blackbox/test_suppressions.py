@@ -5,11 +5,11 @@ recipient at acceptance, msgspoold failing a message whose recipient was
 suppressed after it was queued, and msgspool suppress.  Every reply of
 the program is also checked against conf/openapi.yaml (openapi_check)."""
 
+import base64
 import json
-import os
 
-from conftest import FRONT, assert_allow, assert_problem, \
-    assert_unauthorized, parse_time
+from conftest import FRONT, assert_allow, assert_nothing_queued, \
+    assert_problem, assert_unauthorized, parse_time
 from openapi_check import check_reply
 
 NUM = "+4915112345678"
@@ -39,6 +39,12 @@ def _list(srv, query="", client="acme"):
     body = r.json()
     assert set(body) == {"suppressions", "next"}, body
     return body
+
+
+def _add(srv, channel, addr, client="acme"):
+    """Suppress addr (as the lists write it) for client on channel."""
+    cp = srv.inst.cli("suppress", "add", client, channel, addr)
+    assert cp.returncode == 0, cp.err
 
 
 def _files(srv, client, channel):
@@ -280,3 +286,128 @@ def test_cli_suppress(srv):
     assert sorted(p.name for p in (inst.spool / "suppressions").iterdir()) \
         == ["acme", "other"]
     assert inst.cli("suppress").returncode == 1
+
+
+# ---------------------------------------------------------- acceptance
+
+def test_a_suppressed_sms_is_refused_422(srv):
+    _add(srv, "sms", NUM)
+    r = srv.sms(recipient=NUM)
+    check_reply(r)
+    p = assert_problem(r, 422, "recipient")
+    assert p["type"] == "urn:msgspool:problem:suppressed"
+    assert p["errors"] == {"recipient": ["suppressed (manual)"]}
+    assert_nothing_queued(srv.inst)
+    # Scheduled or not, the same; another number, or another client, goes.
+    r = srv.sms(recipient=NUM, sendAt="2099-01-01T00:00:00Z")
+    assert_problem(r, 422, "recipient")
+    assert_nothing_queued(srv.inst)
+    assert srv.sms(recipient="+4915112345679").status_code == 202
+    assert srv.sms(recipient=NUM, client="other").status_code == 202
+    # Lifted: it goes again.
+    assert _sup(srv, "DELETE", f"/sms/{ENC}").status_code == 204
+    assert srv.sms(recipient=NUM).status_code == 202
+
+
+def test_a_suppressed_call_is_refused_422(srv):
+    _add(srv, "voice", NUM)
+    body = {"recipient": NUM, "message": "hello"}
+    r = srv.post_json("/voice/v1/deliver", body)
+    check_reply(r)
+    assert assert_problem(r, 422, "recipient")["errors"] == \
+        {"recipient": ["suppressed (manual)"]}
+    assert_nothing_queued(srv.inst)
+    # The list is the channel's: an SMS to the number goes.
+    assert srv.sms(recipient=NUM).status_code == 202
+
+
+def test_a_batch_entry_alone_fails(srv):
+    _add(srv, "sms", NUM)
+    r = srv.post_json("/sms/v1/deliver/batch", {"messages": [
+        {"recipient": "+4915112345679", "messageBody": "a"},
+        {"recipient": NUM, "messageBody": "b",
+         "sendAt": "2099-01-01T00:00:00Z"},
+        {"recipient": "4915", "messageBody": "c"},
+        {"recipient": "+4915112345670", "messageBody": "d"}]})
+    check_reply(r)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert [e["status"] for e in out] == ["Queued", "error", "error",
+                                          "Queued"]
+    assert out[1] == {"recipient": NUM, "smsId": None, "status": "error",
+                      "error": "recipient: suppressed (manual)"}
+    assert sorted(srv.inst.ids("new")) == sorted([out[0]["smsId"],
+                                                  out[3]["smsId"]])
+    assert srv.inst.ids("deferred") == []
+    # Every entry suppressed: a 200 of errors, nothing queued.
+    r = srv.post_json("/sms/v1/deliver/batch", {"messages": [
+        {"recipient": NUM, "messageBody": "b"}]})
+    assert r.status_code == 200 and r.json()[0]["status"] == "error"
+
+
+def test_an_ott_entry_alone_fails(srv):
+    srv.inst.write_conf("\n[ott.1]\nprovider = file\n")
+    try:
+        _add(srv, "ott", NUM[1:])
+        entry = {"templateID": "otp", "templateParameters": ["1"],
+                 "channelType": 1}
+        r = srv.post_json("/ott/v1/deliver", {"payload": [
+            dict(entry, recipient=NUM[1:]),
+            dict(entry, recipient="4915112345679")]})
+        check_reply(r)
+        out = r.json()
+        assert [e["status"] for e in out] == ["error", "queued"], out
+        assert out[0]["error"] == "recipient: suppressed (manual)"
+        assert out[0]["messageId"] is None
+        assert srv.inst.ids("new") == [out[1]["messageId"]]
+    finally:
+        srv.inst.write_conf()
+
+
+def test_a_campaign_call_alone_fails(srv):
+    _add(srv, "voice", NUM)
+    r = srv.post_json("/voice/v1/deliver", {
+        "campaignName": "spring", "message": "hello",
+        "recipients": [NUM, "+4915112345679"]})
+    check_reply(r)
+    assert r.status_code == 202, r.text
+    out = r.json()
+    assert (out["accepted"], out["rejected"]) == (1, 1)
+    assert out["calls"][0]["status"] == "error"
+    assert out["calls"][0]["callId"] is None
+    assert out["calls"][0]["error"] == "recipient: suppressed (manual)"
+    assert srv.inst.ids("new") == [out["calls"][1]["callId"]]
+
+
+def test_an_email_recipient_alone_fails(srv):
+    # The domain's case does not count.
+    _add(srv, "email", "ann@EXAMPLE.com")
+    r = srv.post_json("/email/v1/deliver", {
+        "subject": "Hi", "html": "<p>Hi</p>", "from": "news@acme.example",
+        "recipients": [{"to": "ann@Example.com"},
+                       {"to": "bob@example.com"}]})
+    check_reply(r)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["overallStatus"] == "partial"
+    first, second = out["recipients"]
+    assert first["status"] == "error" and first["messageId"] is None
+    assert first["error"] == "recipient: suppressed (manual)"
+    assert second["status"] == "queued"
+    assert srv.inst.ids("new") == [second["messageId"]]
+
+
+def test_test_keys_obey_suppressions(srv):
+    cp = srv.inst.cli("key", "add", "sandbox", "*", "--test")
+    assert cp.returncode == 0, cp.err
+    key = cp.out.strip()
+    try:
+        _add(srv, "sms", NUM, client="sandbox")
+        r = srv.post_json("/sms/v1/deliver", {"recipient": NUM,
+                                              "messageBody": "test"},
+                          client=None, api_key=key)
+        assert_problem(r, 422, "recipient")
+        assert_nothing_queued(srv.inst)
+    finally:
+        srv.inst.write_keys()
+

@@ -1,7 +1,8 @@
 /*
  * test_batch.c: the batch runner: replies in order, one commit, entries
  * the spool did not take turned into errors, and the status of a batch
- * the spool took nothing of.
+ * the spool took nothing of; an entry whose recipient is suppressed
+ * failing alone, and the one message of a one-message route refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,9 @@
 #include <jansson.h>
 
 #include "http/batch.h"
+#include "http/http.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 #include "testutil.h"
 
 /* Add a good entry (a document for dest) or a bad one (doc NULL). */
@@ -57,14 +60,14 @@ test_commit_in_order(void **state)
 	char		 a[ULID_LEN + 1], c[ULID_LEN + 1], x[ULID_LEN + 1];
 	json_t		*r;
 
-	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	assert_int_equal(batch_init(&b, f->sp, 1, "smsId"), 0);
 	add(&b, 1, SPOOL_NEW, a);
 	add(&b, 0, SPOOL_NEW, x);
 	add(&b, 1, SPOOL_DEFERRED, c);	/* grows past the first guess */
 	assert_true(batch_has_doc(&b, 0));
 	assert_false(batch_has_doc(&b, 1));
 	assert_false(batch_has_doc(&b, 7));
-	assert_int_equal(batch_commit(&b, f->sp), 0);
+	assert_int_equal(batch_commit(&b), 0);
 	assert_int_equal(b.queued, 2);
 	assert_true(batch_queued(&b, 0));
 	assert_false(batch_queued(&b, 1));
@@ -96,11 +99,11 @@ test_spool_takes_none_now(void **state)
 	int		 fd, st;
 
 	/* A first batch opens the spool's directories. */
-	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	assert_int_equal(batch_init(&b, f->sp, 1, "smsId"), 0);
 	add(&b, 1, SPOOL_NEW, a);
-	assert_int_equal(batch_commit(&b, f->sp), 0);
+	assert_int_equal(batch_commit(&b), 0);
 	batch_free(&b);
-	assert_int_equal(batch_init(&b, 2, "smsId"), 0);
+	assert_int_equal(batch_init(&b, f->sp, 2, "smsId"), 0);
 	add(&b, 1, SPOOL_NEW, a);
 	add(&b, 0, SPOOL_NEW, x);
 	assert_true((fd = dup(0)) >= 0);
@@ -109,7 +112,7 @@ test_spool_takes_none_now(void **state)
 	low = old;
 	low.rlim_cur = (rlim_t)fd;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	st = batch_commit(&b, f->sp);
+	st = batch_commit(&b);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	assert_int_equal(st, 503);
 	assert_int_equal(b.queued, 0);
@@ -132,9 +135,9 @@ test_spool_broken(void **state)
 
 	snprintf(path, sizeof(path), "%s/new", f->dir);
 	assert_int_equal(rmdir(path), 0);
-	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	assert_int_equal(batch_init(&b, f->sp, 1, "smsId"), 0);
 	add(&b, 1, SPOOL_NEW, a);
-	assert_int_equal(batch_commit(&b, f->sp), 500);
+	assert_int_equal(batch_commit(&b), 500);
 	assert_int_equal(b.queued, 0);
 	batch_free(&b);
 }
@@ -147,12 +150,84 @@ test_all_bad_is_not_a_failure(void **state)
 	struct batch	 b;
 	char		 x[ULID_LEN + 1];
 
-	assert_int_equal(batch_init(&b, 2, "smsId"), 0);
+	assert_int_equal(batch_init(&b, f->sp, 2, "smsId"), 0);
 	add(&b, 0, SPOOL_NEW, x);
 	add(&b, 0, SPOOL_NEW, x);
-	assert_int_equal(batch_commit(&b, f->sp), 0);
+	assert_int_equal(batch_commit(&b), 0);
 	assert_int_equal(b.queued, 0);
 	batch_free(&b);
+}
+
+/* A suppressed recipient: that entry alone fails, before the commit. */
+static void
+test_suppressed_entry(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct batch	 b;
+	char		 a[ULID_LEN + 1], c[ULID_LEN + 1];
+	json_t		*res, *doc;
+
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop", NULL, NULL), 1);
+	assert_int_equal(batch_init(&b, f->sp, 2, "smsId"), 0);
+	add(&b, 1, SPOOL_DEFERRED, a);
+	/* Another number of the same client goes. */
+	assert_int_equal(ulid_new(c), 0);
+	doc = msgdoc_new(c, "sms", "acme", 0, json_pack("{s:s, s:s}", "to",
+	    "+4915112345679", "body", "hi"));
+	res = json_pack("{s:s, s:s, s:n}", "smsId", c, "status", "Queued",
+	    "error");
+	assert_int_equal(batch_add(&b, res, doc, SPOOL_NEW), 0);
+	assert_false(batch_has_doc(&b, 0));
+	assert_true(batch_has_doc(&b, 1));
+	assert_int_equal(batch_commit(&b), 0);
+	assert_int_equal(b.queued, 1);
+	res = json_array_get(batch_replies(&b), 0);
+	assert_true(json_is_null(json_object_get(res, "smsId")));
+	assert_string_equal(json_string_value(json_object_get(res, "status")),
+	    "error");
+	assert_string_equal(json_string_value(json_object_get(res, "error")),
+	    "recipient: suppressed (stop)");
+	assert_null(json_object_get(res, "sendAt"));
+	assert_false(exists(f, "deferred", a));
+	assert_true(exists(f, "new", c));
+	batch_free(&b);
+	/* Every entry suppressed: a 200 of errors, not a failure. */
+	assert_int_equal(batch_init(&b, f->sp, 1, "smsId"), 0);
+	add(&b, 1, SPOOL_NEW, a);
+	assert_int_equal(batch_commit(&b), 0);
+	assert_int_equal(b.queued, 0);
+	batch_free(&b);
+}
+
+/* One message: queued, or refused 422 with nothing written. */
+static void
+test_queue_one(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct response	*r = (struct response *)1;
+	char		 a[ULID_LEN + 1];
+	json_t		*doc;
+
+	assert_int_equal(ulid_new(a), 0);
+	doc = msgdoc_new(a, "voice", "acme", 0, json_pack("{s:s, s:s}", "to",
+	    "+4915112345678", "say", "hi"));
+	assert_int_equal(batch_queue_one(f->sp, doc, SPOOL_NEW, &r), 0);
+	assert_null(r);
+	assert_true(exists(f, "new", a));
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_VOICE,
+	    "+4915112345678", "manual", NULL, NULL), 1);
+	assert_int_equal(ulid_new(a), 0);
+	json_object_set_new(doc, "id", json_string(a));
+	assert_int_equal(batch_queue_one(f->sp, doc, SPOOL_NEW, &r), -1);
+	assert_non_null(r);
+	assert_int_equal(r->status, 422);
+	assert_non_null(strstr(r->body, "urn:msgspool:problem:suppressed"));
+	assert_non_null(strstr(r->body,
+	    "\"errors\":{\"recipient\":[\"suppressed (manual)\"]}"));
+	assert_false(exists(f, "new", a));
+	response_free(r);
+	json_decref(doc);
 }
 
 static void
@@ -161,7 +236,7 @@ test_add_null_reply(void **state)
 	struct batch	b;
 
 	(void)state;
-	assert_int_equal(batch_init(&b, 1, "smsId"), 0);
+	assert_int_equal(batch_init(&b, NULL, 1, "smsId"), 0);
 	assert_int_equal(batch_add(&b, NULL, json_object(), SPOOL_NEW), -1);
 	assert_int_equal(json_array_size(batch_replies(&b)), 0);
 	batch_free(&b);
@@ -176,6 +251,8 @@ main(void)
 		T(test_spool_takes_none_now),
 		T(test_spool_broken),
 		T(test_all_bad_is_not_a_failure),
+		T(test_suppressed_entry),
+		T(test_queue_one),
 		T(test_add_null_reply),
 	};
 

@@ -1,5 +1,6 @@
 /*
- * test_sms.c: unit tests for lib/content/sms.c, validating and queueing one SMS.
+ * test_sms.c: unit tests for lib/content/sms.c, validating one SMS and
+ * building its document (queued here as sms-deliver queues it).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +67,28 @@ count(struct fixture *f, enum spool_dir d)
 	return (size_t)n;
 }
 
+/*
+ * Build an SMS's document and queue it where sms_build says, as
+ * sms-deliver does (but for the suppressions): the status, MSG_PERMFAIL
+ * with errors when it is invalid.
+ */
+static enum msg_status
+build_queue(struct spool *sp, const struct client *client,
+    const json_t *sms, const char *prefix, json_t *errors,
+    struct sms_queued *q)
+{
+	json_t		*doc;
+	enum spool_dir	 dest;
+	enum msg_status	 rc;
+
+	if ((doc = sms_build(client, sms, prefix, errors, q, &dest)) == NULL)
+		return json_object_size(errors) > 0 ? MSG_PERMFAIL :
+		    MSG_TEMPFAIL;
+	rc = spool_enqueue(sp, doc, dest);
+	json_decref(doc);
+	return rc;
+}
+
 /* Queue a JSON text; returns the status, errors in *errors. */
 static enum msg_status
 queue(struct fixture *f, const char *text, json_t **errors,
@@ -77,7 +100,7 @@ queue(struct fixture *f, const char *text, json_t **errors,
 	sms = json_loads(text, JSON_ALLOW_NUL, NULL);
 	assert_non_null(sms);
 	*errors = json_object();
-	rc = sms_queue(f->sp, &acme, sms, "", *errors, q);
+	rc = build_queue(f->sp, &acme, sms, "", *errors, q);
 	json_decref(sms);
 	return rc;
 }
@@ -202,7 +225,7 @@ test_body_length_in_characters(void **state)
 	sms = json_pack("{s:s, s:s}", "recipient", "+4915112345678",
 	    "messageBody", body);
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, &acme, sms, "", errors, &q), MSG_OK);
+	assert_int_equal(build_queue(f->sp, &acme, sms, "", errors, &q), MSG_OK);
 	json_decref(sms);
 	json_decref(errors);
 	body[1601 * 2] = '\0';
@@ -211,7 +234,7 @@ test_body_length_in_characters(void **state)
 	sms = json_pack("{s:s, s:s}", "recipient", "+4915112345678",
 	    "messageBody", body);
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, &acme, sms, "", errors, &q),
+	assert_int_equal(build_queue(f->sp, &acme, sms, "", errors, &q),
 	    MSG_PERMFAIL);
 	assert_non_null(json_object_get(errors, "messageBody"));
 	json_decref(sms);
@@ -229,7 +252,7 @@ test_prefix_in_paths(void **state)
 
 	sms = json_pack("{s:s}", "messageBody", "x");
 	errors = json_object();
-	assert_int_equal(sms_queue(f->sp, &acme, sms, "messages[3]", errors,
+	assert_int_equal(build_queue(f->sp, &acme, sms, "messages[3]", errors,
 	    &q), MSG_PERMFAIL);
 	assert_non_null(json_object_get(errors, "messages[3].recipient"));
 	json_decref(sms);

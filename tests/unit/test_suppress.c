@@ -3,8 +3,8 @@
  * addresses normalized per channel, one file a suppression at a path
  * made from the client, channel and address (unsafe bytes escaped, a
  * long one cut and hashed), added once, removed (by source when asked),
- * one client's list apart from another's, and lists newest first in
- * pages.
+ * one client's list apart from another's, and a message document's
+ * recipient looked up.  Lists: test_suppress_list.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,85 +257,42 @@ test_email_names(void **state)
 	json_decref(got);
 }
 
-/* A page of a list: its addresses, newest first. */
+/* A message's recipient, its client's, on its channel. */
 static void
-page_is(json_t *page, const char *const *want, size_t n)
-{
-	size_t	i;
-
-	assert_non_null(page);
-	assert_int_equal(json_array_size(page), n);
-	for (i = 0; i < n; i++)
-		assert_string_equal(json_string_value(json_object_get(
-		    json_array_get(page, i), "address")), want[i]);
-	json_decref(page);
-}
-
-static void
-test_list(void **state)
+test_doc(void **state)
 {
 	struct tu_spool	*f = *state;
-	static const char *const nums[] = { "+4915100000001",
-	    "+4915100000002", "+4915100000003", "+4915100000004",
-	    "+4915100000005" };
-	static const char *const newest[] = { "+4915100000005",
-	    "+4915100000004" };
-	static const char *const middle[] = { "+4915100000003",
-	    "+4915100000002" };
-	static const char *const oldest[] = { "+4915100000001" };
-	static const char *const voice[] = { "+4915100000009" };
-	json_t		*page, *all;
-	char		*next, *next2, *next3;
-	size_t		 i;
+	json_t		*doc, *sup;
+	char		 why[64];
 
-	/* None yet: an empty list, no error. */
-	page = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 10, &next);
-	page_is(page, NULL, 0);
-	assert_null(next);
-	for (i = 0; i < 5; i++)
-		assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
-		    nums[i], "manual", NULL, NULL), 1);
-	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_VOICE,
-	    "+4915100000009", "manual", NULL, NULL), 1);
-	assert_int_equal(suppress_add(f->sp, "other", CHANNEL_SMS,
-	    "+4915100000007", "manual", NULL, NULL), 1);
-	page = suppress_list(f->sp, "acme", CHANNEL_SMS, NULL, 2, &next);
-	page_is(page, newest, 2);
-	assert_non_null(next);
-	assert_true(suppress_cursor_valid(next));
-	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next, 2, &next2);
-	page_is(page, middle, 2);
-	assert_non_null(next2);
-	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next2, 2, &next3);
-	page_is(page, oldest, 1);
-	assert_null(next3);
-	/* A page that ends the list exactly has no next. */
-	page = suppress_list(f->sp, "acme", CHANNEL_SMS, next, 3, &next3);
-	page_is(page, (const char *const[]){ "+4915100000003",
-	    "+4915100000002", "+4915100000001" }, 3);
-	assert_null(next3);
-	free(next);
-	free(next2);
-	/* Every channel of the client: the voice one is the newest. */
-	page = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 1, &next);
-	page_is(page, voice, 1);
-	free(next);
-	all = suppress_list(f->sp, "acme", CHANNEL__MAX, NULL, 0, NULL);
-	assert_int_equal(json_array_size(all), 6);
-	assert_null(json_object_get(json_array_get(all, 0), "client"));
-	json_decref(all);
-	/* Every client's, each naming its client. */
-	all = suppress_list(f->sp, NULL, CHANNEL__MAX, NULL, 0, NULL);
-	assert_int_equal(json_array_size(all), 7);
-	assert_string_equal(json_string_value(json_object_get(
-	    json_array_get(all, 0), "client")), "other");
-	json_decref(all);
-	/* Not a cursor, not a client: EINVAL. */
-	assert_null(suppress_list(f->sp, "acme", CHANNEL__MAX, "x", 2, NULL));
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s}}", "version", 1,
+	    "id", "01M840Q7H2P5C7SYTHCZ984TVK", "channel", "email", "client",
+	    "acme", "message", "to", "Ann@EXAMPLE.com", "subject", "x");
+	assert_non_null(doc);
+	errno = EIO;
+	assert_null(suppress_doc(f->sp, doc));
+	assert_int_equal(errno, 0);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_EMAIL,
+	    "Ann@example.com", "unsubscribe", NULL, NULL), 1);
+	sup = suppress_doc(f->sp, doc);
+	assert_non_null(sup);
+	assert_string_equal(suppress_why(sup, why, sizeof(why)),
+	    "suppressed (unsubscribe)");
+	json_decref(sup);
+	/* Another client's message, another channel's: not suppressed. */
+	json_object_set_new(doc, "client", json_string("other"));
+	assert_null(suppress_doc(f->sp, doc));
+	assert_int_equal(errno, 0);
+	json_object_set_new(doc, "client", json_string("acme"));
+	json_object_set_new(doc, "channel", json_string("sms"));
+	/* Not an address of the channel: on no list. */
+	assert_null(suppress_doc(f->sp, doc));
+	assert_int_equal(errno, 0);
+	/* A document of no known channel: an error. */
+	json_object_set_new(doc, "channel", json_string("fax"));
+	assert_null(suppress_doc(f->sp, doc));
 	assert_int_equal(errno, EINVAL);
-	assert_null(suppress_list(f->sp, "../x", CHANNEL__MAX, NULL, 2,
-	    NULL));
-	assert_int_equal(errno, EINVAL);
+	json_decref(doc);
 }
 
 /* A file that is not a suppression: an error to a lookup, not listed. */
@@ -376,7 +333,7 @@ main(void)
 		T(test_add_get_remove),
 		T(test_invalid),
 		T(test_email_names),
-		T(test_list),
+		T(test_doc),
 		T(test_broken_file),
 	};
 
