@@ -29,8 +29,16 @@ unsubscribe-secret-file = $run/unsubscribe.secret
 [ott.1]
 provider = file
 
+# An http provider that sends nothing here (no example uses channelType
+# 2), whose receipt-secret signs the README's inbound message.
+[ott.2]
+provider = http
+url = http://127.0.0.1:9/
+receipt-secret = whsec_bWFrZSBydW4ncyBkZW1vIGluYm91bmQgc2VjcmV0
+
 [client.demo]
 list-unsubscribe = yes
+inbound = +15005550006
 CONF
 
 # A fresh demo key for the client "demo", which owns the sample templates.
