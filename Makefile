@@ -210,7 +210,7 @@ CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/claimkeep_claim.o \
 		   $(O)spooler/daemon/claimkeep_tasks.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
-		   daemon_inbox daemon_record webhook
+		   daemon_inbox daemon_record daemon_bounce webhook
 DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
@@ -296,10 +296,11 @@ $(O)tests/fault/msgspool: $(CLI_OBJS) $(FAULT_MODS:%=$(O)tests/fault/%.o) \
 # The spooler's rules, tested on their own (no curl).
 $(O)tests/unit/test_policy: tests/unit/test_policy.c \
     $(O)spooler/providers/policy.o spooler/providers/policy.h \
-    lib/base/msgspool.h
+    lib/base/msgspool.h $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< \
-	    $(O)spooler/providers/policy.o $(CMOCKA_LIBS)
+	    $(O)spooler/providers/policy.o $(LIBA) $(LIBS_BASE) \
+	    $(CMOCKA_LIBS)
 
 $(O)tests/unit/test_gsm: tests/unit/test_gsm.c $(O)spooler/smpp/gsm.o \
     spooler/smpp/gsm.h

@@ -124,6 +124,18 @@ int		 apply_receipt(void *run, const char *rname);
  */
 int		 hand_inbound(void *run, const char *name);
 
+/*
+ * daemon_bounce.c: the recipient of a message that a provider says can
+ * never be reached suppressed for its client (source "bounce";
+ * policy_unreachable).  bounce_outcome: from a finished attempt, before
+ * its outcome is recorded (a list that cannot be written is logged).
+ * bounce_receipt: from a receipt of doc, before it is applied; 0, or -1
+ * when the list cannot be written now (the receipt is kept).
+ */
+void		 bounce_outcome(struct spool *, const struct job *);
+int		 bounce_receipt(struct spool *, const json_t *doc,
+		    const json_t *receipt);
+
 /* daemon_record.c: the outcomes of jobs recorded, and jobs freed. */
 void		 flush_done(struct daemon *);
 void		 collect_recorded(struct daemon *);

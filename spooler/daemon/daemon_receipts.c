@@ -55,14 +55,16 @@ index_provider_id(struct spool *s, const json_t *doc)
 }
 
 /*
- * Apply a receipt to doc (sent/name) and store it, with the event its
+ * Apply a receipt r to doc (sent/name) and store it, with the event its
  * client wants when the status moved (stored first: a crash between the
- * two sends it twice, never not at all).  0, or 1 when it could not be
- * stored (the receipt is kept).
+ * two sends it twice, never not at all), and the recipient suppressed
+ * first when the receipt says it can never be reached.  0, or 1 when it
+ * could not be stored (the receipt is kept).
  */
 static int
 record_receipt(struct receipts_run *d, json_t *doc, const char *name,
-    const char *pmid, const char *status, time_t when, const json_t *error)
+    const json_t *r, const char *pmid, const char *status, time_t when,
+    const json_t *error)
 {
 	const char	*before;
 	char		 ev[SPOOL_NAME_MAX] = "", was[32];
@@ -76,6 +78,9 @@ record_receipt(struct receipts_run *d, json_t *doc, const char *name,
 		    SPOOL__MAX) != MSG_OK;
 	if (!msgdoc_receipt(doc, "sent", status, when, error) && !part)
 		return 0;
+	/* Not stored yet, so a receipt kept for this comes back as new. */
+	if (bounce_receipt(d->spool, doc, r) == -1)
+		return 1;
 	if (strcmp(was, msgdoc_status(doc, "sent")) != 0) {
 		if (event_record(d->spool, d->cfg, doc, "sent", time(NULL),
 		    ev) != MSG_OK)
@@ -150,8 +155,8 @@ apply_receipt(void *arg, const char *rname)
 			    why, sizeof(why)))
 				log_warn("receipts: %s %s for %s dropped: %s",
 				    prov ? prov : "?", status, msgid, why);
-			else if (!(keep = record_receipt(d, doc, name, pmid,
-			    status, when, json_object_get(r, "error"))))
+			else if (!(keep = record_receipt(d, doc, name, r,
+			    pmid, status, when, json_object_get(r, "error"))))
 				log_info("receipt %s: %s %s", msgid, prov,
 				    status);
 			json_decref(doc);

@@ -198,6 +198,10 @@ record_batch(struct spool *s, void *arg)
 	for (i = 0; i < b->nevs; i++)
 		if (!lost[b->evitem[i]])
 			evs[nevs++] = b->evs[i];
+	/* An address gone for good suppressed before the outcome says so. */
+	for (i = 0; i < b->n; i++)
+		if (!lost[i])
+			bounce_outcome(s, b->jobs[i]);
 	if (nevs > 0 && spool_area_store(s, EVENT_AREA, evs, nevs) !=
 	    MSG_OK)
 		log_err("webhooks: cannot store %zu events: %s", nevs,
@@ -357,6 +361,13 @@ flush_done(struct daemon *d)
 				evitem[nevs++] = i;
 			}
 		}
+		/*
+		 * An address gone for good suppressed first: a crash before
+		 * the outcome is recorded sends the message again, and the
+		 * attempt finds it suppressed.
+		 */
+		for (i = 0; i < d->ndone; i++)
+			bounce_outcome(d->spool, d->done[i]);
 		/* The events first: a crash before the outcomes sends one
 		 * twice (the message goes again), never none. */
 		if (nevs > 0 && spool_area_store(d->spool, EVENT_AREA,

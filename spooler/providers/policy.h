@@ -9,7 +9,9 @@
 #define POLICY_H
 
 #include <time.h>
+#include <jansson.h>
 
+#include "base/channel.h"
 #include "base/msgspool.h"
 
 #define POLICY_BACKOFF_FIRST	60	/* seconds; doubling ... */
@@ -54,6 +56,53 @@ time_t		 policy_not_before(const struct timespec *now, long seconds);
  */
 enum msg_status	 policy_max_age(enum msg_status, time_t now, time_t age_from,
 		    long max_age, const char **gave_up);
+
+/*
+ * Addresses that can never be reached (msgspool-spool(5), Suppressions,
+ * source "bounce"): what a provider said of a message that makes
+ * msgspoold suppress its recipient for its client.  Only a permanent
+ * failure counts, and only the codes that speak of the address:
+ *
+ *	smtp	a 5xx reply to RCPT TO
+ *	email	a bounce (msgspool-bounce(8)): Action failed, Status 5.x.x
+ *	twilio	21610 (unsubscribed: sms), 21211 (not a valid number: sms
+ *		and voice), 21614 (not a mobile number: sms), in its answer
+ *		or in a receipt's ErrorCode
+ *	smpp	ESME_RINVDSTADR in a submit_sm_resp (sms)
+ *
+ * An email status that names something other than the address does
+ * not count: the sender's (5.1.7, 5.1.8), the message's size (5.2.3,
+ * 5.3.4), time expired after temporary failures (5.4.7), the protocol
+ * (5.5.x), the content (5.6.x), policy and security (5.7.x: relay
+ * denied, authentication, spam, DMARC).  A reply without an enhanced
+ * code counts as its class (5.0.0).
+ */
+
+/*
+ * The attempt's outcome: status (the provider's own, before max-age),
+ * its reply (job->reply) and error text (job->err) of a message on
+ * channel ("sms" ...).  The channel whose list takes the recipient,
+ * the reason to record into why; -1 when it says no such thing.
+ */
+int		 policy_unreachable(const char *channel, enum msg_status,
+		    const json_t *reply, const char *err, char *why,
+		    size_t whylen);
+
+/*
+ * A receipt document (msgspool-spool(5), receipts/) of a message on
+ * channel: the same, from its provider, status, providerStatus and
+ * error.
+ */
+int		 policy_receipt_unreachable(const char *channel,
+		    const json_t *receipt, char *why, size_t whylen);
+
+/*
+ * Whether an email status (RFC 3463, "5.1.1", "5.1.1 (comment)"; an
+ * SMTP reply's enhanced code) is a permanent failure of the address, as
+ * above.  A bare reply code's class stands for it when code is given
+ * (550: 5.0.0) and status has none.
+ */
+int		 policy_email_unreachable(const char *status, long code);
 
 /*
  * Webhooks to clients (msgspoold(8), Webhooks): the waits before each

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "providers/message.h"
 #include "providers/provider.h"
@@ -139,8 +140,31 @@ message_read(char *buf, size_t size, size_t nitems, void *arg)
 }
 
 /*
+ * The command a reply answers, kept in the reply as "command": a 5xx to
+ * RCPT TO says the address is gone (policy_unreachable), one to MAIL
+ * FROM or DATA does not.  Only the verb: never what AUTH sends.
+ */
+static void
+command_sent(struct job *job, const char *data, size_t len)
+{
+	static const char *const verbs[] = { "MAIL FROM", "RCPT TO", "DATA",
+	    "EHLO", "HELO", "STARTTLS", "AUTH", "RSET" };
+	size_t	i, n;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		n = strlen(verbs[i]);
+		if (len >= n && strncasecmp(data, verbs[i], n) == 0) {
+			json_object_set_new(job->reply, "command",
+			    json_string(verbs[i]));
+			return;
+		}
+	}
+}
+
+/*
  * Keep the server's last reply line ("550 5.1.1 no such user"), so that
- * a failure records the server's own reason.
+ * a failure records the server's own reason, and the command it
+ * answers.
  */
 static int
 server_reply(CURL *e, curl_infotype type, char *data, size_t len, void *arg)
@@ -148,6 +172,8 @@ server_reply(CURL *e, curl_infotype type, char *data, size_t len, void *arg)
 	struct job	*job = arg;
 
 	(void)e;
+	if (type == CURLINFO_HEADER_OUT)
+		command_sent(job, data, len);
 	/* Not the 221 of QUIT, which follows a failure too. */
 	if (type != CURLINFO_HEADER_IN || (len >= 4 &&
 	    strncmp(data, "221 ", 4) == 0))
@@ -226,8 +252,11 @@ smtp_start(void *state, struct job *job)
 static void
 smtp_finish(void *state, struct job *job, CURLcode rc, long code)
 {
+	json_t	*cmd;
+
 	(void)state;
 	if (rc == CURLE_OK) {
+		json_object_del(job->reply, "command");
 		json_object_set_new(job->reply, "code", json_integer(code));
 		if (job->resp.len > 0)
 			json_object_set_new(job->reply, "reply",
@@ -235,11 +264,14 @@ smtp_finish(void *state, struct job *job, CURLcode rc, long code)
 		job->status = MSG_OK;
 		return;
 	}
+	cmd = json_incref(json_object_get(job->reply, "command"));
 	json_decref(job->reply);
 	/* The server's code is the status object's error code. */
-	job->reply = code > 0 ? json_pack("{s:s, s:i, s:s?}", "provider",
-	    "smtp", "code", (int)code, "reply", job->resp.len > 0 ?
-	    job->resp.p : NULL) : NULL;
+	job->reply = code > 0 ? json_pack("{s:s, s:i, s:s?, s:o*}",
+	    "provider", "smtp", "code", (int)code, "reply", job->resp.len > 0 ?
+	    job->resp.p : NULL, "command", cmd) : NULL;
+	if (code <= 0)
+		json_decref(cmd);
 	/* The server's word decides: 4xx later, 5xx never. */
 	if (code >= 500 && code < 600)
 		job->status = MSG_PERMFAIL;

@@ -4,6 +4,8 @@ msgspoold applies (msgspool-spool(5)); the exit status per sysexits."""
 
 from conftest import BIN_DIR
 from delivery_support import daemons  # noqa: F401 (fixture)
+from harness.dsn import dsn as _dsn, returned_headers as _returned_headers, \
+    returned_message as _returned_message, run_bounce as _bounce
 
 __all__ = ["daemons"]
 
@@ -17,54 +19,6 @@ def _send_email(srv, to="bob@example.org"):
     srv.inst.daemon_once()
     assert srv.get("/messages/" + mid).json()["status"] == "sent"
     return mid
-
-
-def _dsn(action, status, diag, returned=None, rcpt="bob@example.org",
-         to="bounces@acme.example"):
-    """A bounce as Postfix writes one: multipart/report with a text part,
-    message/delivery-status and the returned message (or headers)."""
-    parts = [
-        "Content-Type: text/plain; charset=us-ascii\n\n"
-        "I'm sorry to have to inform you that your message could not\n"
-        "be delivered to one or more recipients.\n",
-        "Content-Type: message/delivery-status\n\n"
-        "Reporting-MTA: dns; mx.acme.example\n"
-        "X-Postfix-Queue-ID: 4F1A2B3C\n"
-        "Arrival-Date: Mon, 23 Nov 2026 10:00:00 +0000 (UTC)\n"
-        "\n"
-        f"Final-Recipient: rfc822; {rcpt}\n"
-        f"Original-Recipient: rfc822;{rcpt}\n"
-        f"Action: {action}\n"
-        f"Status: {status}\n"
-        "Remote-MTA: dns; mail.example.org\n"
-        f"Diagnostic-Code: smtp; {diag}\n"]
-    if returned is not None:
-        parts.append(returned)
-    b = "=_report_boundary"
-    text = ("From: MAILER-DAEMON@mx.acme.example (Mail Delivery System)\n"
-            f"To: {to}\nSubject: Undelivered Mail Returned to Sender\n"
-            "MIME-Version: 1.0\nContent-Type: multipart/report; "
-            f'report-type=delivery-status; boundary="{b}"\n\n'
-            "This is a MIME-encapsulated message.\n\n")
-    for part in parts:
-        text += f"--{b}\n{part}\n"
-    return (text + f"--{b}--\n").encode()
-
-
-def _returned_message(mid):
-    return ("Content-Type: message/rfc822\n\nFrom: news@acme.example\n"
-            f"To: bob@example.org\nMessage-ID: <{mid}@acme.example>\n"
-            "Subject: Hello\n\nHi\n")
-
-
-def _returned_headers(mid):
-    return ("Content-Type: text/rfc822-headers\n\nFrom: news@acme.example\n"
-            f"Message-ID: <{mid}@acme.example>\nSubject: Hello\n")
-
-
-def _bounce(inst, data, *args):
-    return inst._run([BIN_DIR / "msgspool-bounce", "-c", inst.conf] +
-                     list(args), input=data)
 
 
 def test_verp_bounce_makes_it_undelivered(srv):

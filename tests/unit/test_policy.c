@@ -1,6 +1,7 @@
 /*
  * test_policy.c: the spooler's rules: which answers are retried, the
- * backoff and its jitter, Retry-After, max-age.
+ * backoff and its jitter, Retry-After, max-age, which failures say an
+ * address is gone for good.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <string.h>
 #include <time.h>
 
 #include "providers/policy.h"
@@ -309,11 +311,239 @@ test_webhook_share_crowded(void **state)
 	assert_int_equal(c[1].busy, 3);
 }
 
+/* RFC 3463 statuses: 5.x.x of the address, not the sender's, size ... */
+static void
+test_email_unreachable(void **state)
+{
+	static const char *const yes[] = { "5.1.1", "5.1.2", "5.1.3",
+	    "5.1.6", "5.1.10", "5.0.0", "5.2.1", "5.2.2", "5.3.0", "5.4.4",
+	    " 5.1.1", "5.1.1 (user unknown)", "5.1.1\tx", "5.999.999" };
+	static const char *const no[] = { "4.1.1", "4.2.2", "4.4.7", "4.0.0",
+	    "2.0.0", "5.1.7", "5.1.8", "5.2.3", "5.3.4", "5.4.7", "5.5.0",
+	    "5.5.2", "5.6.0", "5.7.0", "5.7.1", "5.7.26", "", "5", "5.",
+	    "5.1", "5.1.", "5.1.1.1", "5.1.1x", "5.1111.1", "5.1.1111",
+	    "6.1.1", "x5.1.1", "5..1", "failed" };
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!policy_email_unreachable(yes[i], 0))
+			fail_msg("%s should be the address's", yes[i]);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (policy_email_unreachable(no[i], 0))
+			fail_msg("%s should not be the address's", no[i]);
+	/* A reply without an enhanced code: its class stands for it. */
+	assert_true(policy_email_unreachable(NULL, 550));
+	assert_true(policy_email_unreachable("no such user", 553));
+	assert_false(policy_email_unreachable(NULL, 450));
+	assert_false(policy_email_unreachable(NULL, 250));
+	assert_false(policy_email_unreachable(NULL, 0));
+	/* An enhanced code wins over the reply's class. */
+	assert_false(policy_email_unreachable("5.7.1", 550));
+	assert_false(policy_email_unreachable("4.1.1", 550));
+}
+
+static int
+outcome(const char *channel, enum msg_status st, const char *reply,
+    char *why, size_t len)
+{
+	json_t	*r = json_loads(reply, 0, NULL);
+	int	 ch;
+
+	assert_non_null(r);
+	why[0] = '\0';
+	ch = policy_unreachable(channel, st, r, "the error", why, len);
+	json_decref(r);
+	return ch;
+}
+
+static void
+test_unreachable_smtp(void **state)
+{
+	char	why[128];
+
+	(void)state;
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 5.1.1 no such user\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), CHANNEL_EMAIL);
+	assert_string_equal(why, "the error");
+	/* Multi-line replies' last line, and none with an enhanced code. */
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550-5.1.1 gone\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), CHANNEL_EMAIL);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 No such user here\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), CHANNEL_EMAIL);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":554,\"command\":\"RCPT TO\"}", why,
+	    sizeof(why)), CHANNEL_EMAIL);
+	/* Relay denied, a temporary failure, another command: no. */
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":554,\"reply\":\"554 5.7.1 <a@b.example>: "
+	    "Relay access denied\",\"command\":\"RCPT TO\"}", why,
+	    sizeof(why)), -1);
+	assert_int_equal(outcome("email", MSG_TEMPFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":450,\"reply\":\"450 4.2.0 busy\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 4.1.1 odd\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":554,\"reply\":\"554 5.6.0 rejected\","
+	    "\"command\":\"DATA\"}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 5.1.8 bad sender\","
+	    "\"command\":\"MAIL FROM\"}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("email", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 5.1.1 no such user\"}",
+	    why, sizeof(why)), -1);
+	/* A message of another channel, or no reply at all. */
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smtp\",\"code\":550,\"reply\":\"550 5.1.1 no such user\","
+	    "\"command\":\"RCPT TO\"}", why, sizeof(why)), -1);
+	assert_int_equal(policy_unreachable("email", MSG_PERMFAIL, NULL,
+	    "x", why, sizeof(why)), -1);
+	assert_int_equal(policy_unreachable(NULL, MSG_PERMFAIL, NULL,
+	    "x", why, sizeof(why)), -1);
+}
+
+static void
+test_unreachable_twilio_smpp(void **state)
+{
+	char	why[128];
+
+	(void)state;
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21610,\"status\":400}", why, sizeof(why)),
+	    CHANNEL_SMS);
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21211}", why, sizeof(why)), CHANNEL_SMS);
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21614}", why, sizeof(why)), CHANNEL_SMS);
+	/* A call to a number that is none; opt-out and mobile are SMS's. */
+	assert_int_equal(outcome("voice", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21211}", why, sizeof(why)), CHANNEL_VOICE);
+	assert_int_equal(outcome("voice", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21610}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("voice", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21614}", why, sizeof(why)), -1);
+	/* Other codes, a string code, a temporary failure. */
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21408}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":\"21610\"}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("sms", MSG_TEMPFAIL, "{\"provider\":"
+	    "\"twilio\",\"code\":21610}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"code\":21610}",
+	    why, sizeof(why)), -1);
+	/* ESME_RINVDSTADR, and nothing else of an SMSC's. */
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smpp\",\"parts\":1,\"commandStatus\":11}", why, sizeof(why)),
+	    CHANNEL_SMS);
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"smpp\",\"parts\":1,\"commandStatus\":69}", why, sizeof(why)),
+	    -1);
+	assert_int_equal(outcome("sms", MSG_TEMPFAIL, "{\"provider\":"
+	    "\"smpp\",\"parts\":1,\"commandStatus\":11}", why, sizeof(why)),
+	    -1);
+	/* Others' codes that look alike say nothing. */
+	assert_int_equal(outcome("sms", MSG_PERMFAIL, "{\"provider\":"
+	    "\"http\",\"code\":21610}", why, sizeof(why)), -1);
+	assert_int_equal(outcome("ott", MSG_PERMFAIL, "{\"provider\":"
+	    "\"whatsapp\",\"code\":21211}", why, sizeof(why)), -1);
+}
+
+static int
+receipt(const char *channel, const char *r, char *why, size_t len)
+{
+	json_t	*doc = json_loads(r, 0, NULL);
+	int	 ch;
+
+	assert_non_null(doc);
+	why[0] = '\0';
+	ch = policy_receipt_unreachable(channel, doc, why, len);
+	json_decref(doc);
+	return ch;
+}
+
+static void
+test_unreachable_receipts(void **state)
+{
+	char	why[128];
+
+	(void)state;
+	/* A bounce (msgspool-bounce): failed with a 5.x.x of the address. */
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"5.1.1\",\"message\":\"550 5.1.1 gone\"}}",
+	    why, sizeof(why)), CHANNEL_EMAIL);
+	assert_string_equal(why, "bounce 5.1.1: 550 5.1.1 gone");
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"Failed\","
+	    "\"error\":{\"code\":\"5.0.0\",\"message\":\"550 unknown\"}}",
+	    why, sizeof(why)), CHANNEL_EMAIL);
+	/* Given up after temporary failures, delayed, 5.7.1, no code. */
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"4.4.1\",\"message\":\"timed out\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"delayed\",\"providerStatus\":\"delayed\","
+	    "\"error\":{\"code\":\"4.4.1\",\"message\":\"timed out\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"5.7.1\",\"message\":\"spam\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":null,\"message\":\"bounced\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("email", "{\"provider\":\"email\","
+	    "\"status\":\"delivered\",\"providerStatus\":\"delivered\","
+	    "\"error\":null}", why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{\"provider\":\"email\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"5.1.1\",\"message\":\"x\"}}",
+	    why, sizeof(why)), -1);
+	/* Twilio's status callback with its ErrorCode. */
+	assert_int_equal(receipt("sms", "{\"provider\":\"twilio\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"21610\",\"message\":\"unsubscribed\"}}",
+	    why, sizeof(why)), CHANNEL_SMS);
+	assert_string_equal(why, "Twilio error 21610: unsubscribed");
+	assert_int_equal(receipt("voice", "{\"provider\":\"twilio\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"failed\","
+	    "\"error\":{\"code\":\"21211\",\"message\":\"invalid\"}}",
+	    why, sizeof(why)), CHANNEL_VOICE);
+	assert_int_equal(receipt("sms", "{\"provider\":\"twilio\","
+	    "\"status\":\"undelivered\",\"providerStatus\":\"undelivered\","
+	    "\"error\":{\"code\":\"30003\",\"message\":\"unreachable\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{\"provider\":\"twilio\","
+	    "\"status\":\"undelivered\",\"error\":{\"code\":\"21610x\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{\"provider\":\"twilio\","
+	    "\"status\":\"undelivered\",\"error\":{\"code\":\"\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{\"provider\":\"twilio\","
+	    "\"status\":\"delivered\",\"error\":{\"code\":\"21610\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{\"provider\":\"whatsapp\","
+	    "\"status\":\"undelivered\",\"error\":{\"code\":\"21610\"}}",
+	    why, sizeof(why)), -1);
+	assert_int_equal(receipt("sms", "{}", why, sizeof(why)), -1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_classes),
+		cmocka_unit_test(test_email_unreachable),
+		cmocka_unit_test(test_unreachable_smtp),
+		cmocka_unit_test(test_unreachable_twilio_smpp),
+		cmocka_unit_test(test_unreachable_receipts),
 		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_not_before),

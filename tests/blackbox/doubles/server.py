@@ -379,8 +379,10 @@ class StandinBase:
         # Status callbacks, as Twilio makes them when a Messages request
         # carries StatusCallback: the MessageStatus values posted to it, in
         # this order (Twilio sends some twice and out of order), each
-        # signed with X-Twilio-Signature; [] sends none.  What each POST
-        # got back is in callback_results: (status, HTTP code or error).
+        # signed with X-Twilio-Signature; [] sends none.  An entry is a
+        # MessageStatus, or (MessageStatus, ErrorCode) for a failed or
+        # undelivered one (default 30003).  What each POST got back is in
+        # callback_results: (status, HTTP code or error).
         self.twilio_callbacks = []
         self.callback_results = []
         self._lock = threading.Lock()

@@ -350,12 +350,15 @@ class TwilioAPI:
 
         def run():
             for status in statuses:
+                code = "30003"
+                if isinstance(status, tuple):
+                    status, code = status
                 params = {"AccountSid": account, "ApiVersion": "2010-04-01",
                           "From": frm or "", "MessageSid": sid,
                           "MessageStatus": status, "SmsSid": sid,
                           "SmsStatus": status, "To": to}
                 if status in ("failed", "undelivered"):
-                    params["ErrorCode"] = "30003"
+                    params["ErrorCode"] = code
                 data = url + "".join(k + params[k] for k in sorted(params))
                 sig = base64.b64encode(hmac.new(
                     self.twilio_auth_token.encode(), data.encode(),
