@@ -10,7 +10,14 @@
          -c CONFIG -r ${recipient} as the spool's user
       -> msgspoold --once applies the receipt
       -> GET /messages/{id}: undelivered with 5.1.1 for the rejected
-         recipient, sent for the accepted one.
+         recipient, sent for the accepted one; the rejected address
+         suppressed for the client (source bounce), so that its next
+         email to it is refused.
+
+Then a recipient the sink answers 451 4.3.0 for ever: Postfix keeps it
+queued and, past delay_warning_time, sends its delay notice (Action
+delayed, Status 4.3.0) the same way; msgspoold records it as an event of
+the message, which stays sent, and suppresses nothing.
 
 The pipe transport, the main.cf lines and the transport map are read from
 conf/postfix-bounce.cf; only the paths, the user and the map's location are
@@ -43,6 +50,11 @@ PIPE_USER = "nobody"
 CHAIN_TIMEOUT = 60      # seconds from msgspoold's send to the pipe delivery
 BAD = "bad@example.org"
 GOOD = "good@example.org"
+LATE = "late@example.org"
+# Postfix's delay notice for what is still queued after this (main.cf);
+# with the test instance's 1 s backoff (harness/postfix.py) it comes on
+# the second try.
+DELAY_WARNING = "delay_warning_time = 1s"
 
 
 def _skip_reason():
@@ -111,6 +123,32 @@ def _status(srv, mid):
     return r.json()
 
 
+def _suppression(srv, address):
+    """acme's suppression of address on email, or None (404)."""
+    r = srv.get("/suppressions/email/" + address.replace("@", "%40"))
+    assert r.status_code in (200, 404), r.text
+    return r.json() if r.status_code == 200 else None
+
+
+def _wait_piped(pf, sink, verp, service, what):
+    """Until Postfix has delivered a bounce or notice to verp through the
+    pipe transport (service), flushing its deferred queue meanwhile."""
+    deadline = time.monotonic() + CHAIN_TIMEOUT
+    flushed = 0.0
+    while True:
+        piped = [ln for ln in pf.deliveries(verp)
+                 if f"relay={service}" in ln]
+        if piped and "status=sent" in piped[-1]:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} piped to msgspool-bounce within "
+                        f"{CHAIN_TIMEOUT}s; sink refused {sink.refused}")
+        if pf.queued()["deferred"] and time.monotonic() - flushed > 2:
+            pf.flush()
+            flushed = time.monotonic()
+        time.sleep(0.1)
+
+
 # --------------------------------------------------------------- the test
 
 def test_postfix_bounce_reaches_the_message():
@@ -153,6 +191,7 @@ def test_postfix_bounce_reaches_the_message():
                 ln = f"{m.group(1)} = hash:{{etc}}/{name}"
             main.append(ln)
         assert maps, f"no hash: map among {main_lines}"
+        main.append(DELAY_WARNING)
 
         sink = SmtpSink().start()
         sink.script(BAD, [], then="reject")             # 550 5.1.1
@@ -247,6 +286,46 @@ def test_postfix_bounce_reaches_the_message():
         assert st.get("error") is None, st
         assert not receipts.exists() or not any(receipts.iterdir()), \
             sorted(os.listdir(receipts))
+
+        # The 5.1.1 bounce suppressed the address, for acme alone; acme's
+        # next email to it is refused, the accepted one's is not.
+        sup = _suppression(server, BAD)
+        assert sup is not None and sup["source"] == "bounce", sup
+        assert sup["reason"].startswith("bounce 5.1.1: "), sup
+        assert "550 5.1.1 no such user" in sup["reason"], sup
+        assert bad in sup["reason"], sup
+        assert _suppression(server, GOOD) is None
+        r = server.get("/suppressions/email/" + BAD.replace("@", "%40"),
+                       client="other")
+        assert r.status_code == 404, r.text
+        r = server.post_json("/email/v1/deliver", {
+            "from": "news@acme.example", "subject": "Again",
+            "html": "<p>Hi</p>", "recipients": [{"to": BAD}, {"to": GOOD}]})
+        assert r.status_code == 200, r.text
+        recs = r.json()["recipients"]
+        assert recs[0]["status"] == "error", recs
+        assert recs[0]["error"] == "recipient: suppressed (bounce)", recs
+        assert recs[1]["status"] == "queued", recs
+
+        # A 4.x.x delay notice: an event, no suppression.
+        sink.script(LATE, [], then="tempfail")          # 451 4.3.0
+        r = server.post_json("/email/v1/deliver", {
+            "from": "news@acme.example", "subject": "Later",
+            "html": "<p>Hi</p>", "recipients": [{"to": LATE}]})
+        assert r.status_code == 200, r.text
+        late = r.json()["recipients"][0]["messageId"]
+        inst.daemon_once()
+        assert _status(server, late)["status"] == "sent"
+        _wait_piped(pf, sink, f"{local}+{late}@{domain}", service,
+                    "delay notice")
+        assert any("status=deferred" in ln and "451 4.3.0" in ln
+                   for ln in pf.deliveries(LATE)), pf.deliveries(LATE)
+        inst.daemon_once()
+        st = _status(server, late)
+        assert st["status"] == "sent", st
+        assert ("delayed", "receipt") in [(e["status"], e.get("source"))
+                                          for e in st["events"]], st
+        assert _suppression(server, LATE) is None
 
         new = server.cgi_stderr()
         for mark in SANITIZER_MARKS:
