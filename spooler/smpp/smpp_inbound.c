@@ -40,15 +40,19 @@ struct concat {
 
 /*
  * An address as kept: a number of international type (TON 1) or of 8 to
- * 15 digits gets its "+" (E.164), anything else (a short code, a name)
- * stays as it came.  0, or -1 when it is empty or not printable ASCII.
+ * 15 digits gets its "+" (E.164), anything else (a short code, a name,
+ * which may hold blanks) stays as it came.  0, or -1 when it is empty,
+ * blank or not printable ASCII.
  */
 static int
 address(const uint8_t *a, uint8_t ton, char *out, size_t len)
 {
-	size_t	n = strnlen((const char *)a, 21), digits;
+	size_t	n = strnlen((const char *)a, 21), digits, i;
 
-	if (!receipt_smpp_word((const char *)a, n) || n + 2 > len)
+	for (i = 0; i < n; i++)
+		if (a[i] < 0x20 || a[i] > 0x7e)
+			return -1;
+	if (n == 0 || a[0] == ' ' || n + 2 > len)
 		return -1;
 	digits = strspn((const char *)a, "0123456789");
 	snprintf(out, len, "%s%.*s", digits == n && (ton == 1 ||

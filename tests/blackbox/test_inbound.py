@@ -496,6 +496,20 @@ def test_smpp_mobile_originated(tmp_path, smsc, daemons, coding, text):
     assert smsc.violations == []
 
 
+def test_smpp_a_name_and_a_short_code_kept_as_they_came(tmp_path, smsc,
+                                                        daemons):
+    """An alphanumeric sender (TON 5) and a short code (TON 3) are no
+    E.164 numbers: kept as they came; the short code no client lists."""
+    inst = Instance(tmp_path / "inst")
+    _smpp_daemon(inst, smsc, daemons)
+    seqs = smsc.send_mo("ACME Info", "4567", "Your parcel is here",
+                        source_ton=5, dest_ton=3)
+    assert smsc.wait_mo(seqs) == [ESME_ROK]
+    doc = _the_one(inst)
+    assert (doc["from"], doc["to"], doc["client"]) == ("ACME Info", "4567",
+                                                       None), doc
+
+
 def test_smpp_parts_in_any_order_joined_once(tmp_path, smsc, daemons):
     inst = Instance(tmp_path / "inst")
     _smpp_daemon(inst, smsc, daemons)
