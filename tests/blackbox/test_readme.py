@@ -8,9 +8,11 @@ Three kinds of example are found by parsing README.md, not listed here:
 
 - the shell blocks that call the API with curl (the `make run` session):
   every command of such a block runs with sh in a directory laid out like
-  the repository after `make run` (.run/demo-key, spool/), the address
-  127.0.0.1:8080 replaced by the test server's; msgspoold --once runs
-  after each curl, as the `make run` daemon would;
+  the repository after `make run` (.run/demo-key, spool/, build/ the
+  programs built), the address 127.0.0.1:8080 replaced by the test
+  server's; msgspoold --once runs after each curl that sends, and before
+  each curl (what an earlier command left, a receipt, is applied), as
+  the `make run` daemon would;
 - the ```json request bodies: POSTed to the route the text just before
   the block names (`POST /deliver`); a problem document (an error reply)
   is not a request;
@@ -177,6 +179,9 @@ class MakeRun:
             self.client, hashlib.sha256(self.key.encode()).hexdigest(),
             scopes))
         (run / "demo-key").write_text(self.key + "\n")
+        # build/: the programs, as make run builds them (BIN_DIR's O).
+        (self.top / "build").symlink_to(BIN_DIR.parent,
+                                        target_is_directory=True)
         # The key of the demo's unsubscribe links, as make run makes it.
         (run / "unsubscribe.secret").write_text(secrets.token_urlsafe(32) +
                                                 "\n")
@@ -301,6 +306,8 @@ def test_shell_example(mr, block):
         run = cmd
         if _is_curl(cmd):
             assert RUN_ADDR in cmd, f"a curl example not to {RUN_ADDR}: {cmd}"
+            # The make run daemon applied what was due meanwhile.
+            mr.daemon_once()
             run = re.sub(re.escape(RUN_ADDR) + r"(/[^\s'\"]*)",
                          lambda m: mr.srv.url(m.group(1)), cmd)
             run += " -w '\\n%{http_code}'"
