@@ -200,6 +200,7 @@ keeper_free(struct keeper *k)
 		spool_move(k->cspool, SPOOL_CUR, SPOOL_NEW, c->name);
 		keeper_release(c->kept);
 		json_decref(c->doc);
+		json_decref(c->sup);
 		free(c);
 	}
 	/* Then every claim still kept is ended by the proving thread. */

@@ -82,6 +82,13 @@ struct claimed {
 	char		 name[64];
 	struct kept	*kept;
 	json_t		*doc;		/* the caller's reference */
+	/*
+	 * Its recipient's suppression, looked up when it was claimed (no
+	 * NFS call on the loop), the caller's reference; or NULL, superr
+	 * the errno of a list that could not be read (0: none).
+	 */
+	json_t		*sup;
+	int		 superr;
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "daemon/claimkeep.h"
 #include "daemon/claimkeep_impl.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 
 /* Rotate v (n names) left by r places. */
 static void
@@ -104,7 +105,11 @@ claim_one(struct keeper *k, const char *name, const char *full)
 	}
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->doc = doc;
+	/* Here, so that the loop makes no NFS call for it. */
+	c->sup = suppress_doc(k->cspool, doc);
+	c->superr = c->sup == NULL ? errno : 0;
 	if ((c->kept = keeper_add(k, name, fd)) == NULL) {
+		json_decref(c->sup);
 		json_decref(doc);
 		free(c);
 		return 0;

@@ -140,5 +140,12 @@ int		 bounce_receipt(struct spool *, const json_t *doc,
 void		 flush_done(struct daemon *);
 void		 collect_recorded(struct daemon *);
 void		 job_free(struct job *);
+/*
+ * Whether a claimed job is not to be sent, its outcome set: its
+ * recipient's suppression sup (stolen; msgspool-spool(5), Suppressions)
+ * makes it failed, error code "suppressed", and a list that could not
+ * be read (superr, its errno) tried again later.  0: send it.
+ */
+int		 job_refused(struct job *, json_t *sup, int superr);
 
 #endif

@@ -30,6 +30,7 @@
 #include "spool/event.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 
 /*
  * A job is freed here, where its outcome is recorded: its transfer, its
@@ -53,6 +54,32 @@ job_free(struct job *job)
 	else if (job->lockfd != -1)
 		close(job->lockfd);	/* the claim ends here */
 	free(job);
+}
+
+int
+job_refused(struct job *job, json_t *sup, int superr)
+{
+	char	why[64];
+
+	if (sup != NULL) {
+		/* Never handed to a provider: failed, and said why. */
+		suppress_why(sup, why, sizeof(why));
+		json_decref(sup);
+		job->status = MSG_PERMFAIL;
+		snprintf(job->err, sizeof(job->err), "the recipient is %s",
+		    why);
+		json_decref(job->reply);
+		job->reply = json_pack("{s:s}", "code", "suppressed");
+		log_info("%s: not sent: the recipient is %s", job->name, why);
+		return 1;
+	}
+	if (superr == 0)
+		return 0;
+	job->status = MSG_TEMPFAIL;
+	snprintf(job->err, sizeof(job->err), "the recipient's suppressions "
+	    "cannot be read: %s", strerror(superr));
+	log_err("%s: %s", job->name, job->err);
+	return 1;
 }
 
 /*

@@ -44,10 +44,11 @@
 #include "spool/event.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 
 #include "daemon/daemon.h"
 
-static void	 start_job(struct daemon *, struct job *);
+static void	 start_job(struct daemon *, struct job *, json_t *, int);
 
 /* Set by signal handlers, read by the loop: the daemon's only globals. */
 static volatile sig_atomic_t stopping, reloading;
@@ -177,22 +178,29 @@ admit(void *arg, const char *name)
 		job_free(job);
 		return 0;
 	}
-	start_job(d, job);
+	peek = suppress_doc(d->spool, job->doc);
+	start_job(d, job, peek, peek == NULL ? errno : 0);
 	return 0;
 }
 
 /*
- * Start a claimed job: its route, its provider, its transfer.  It counts
- * as in flight from here until job_done.
+ * Start a claimed job: its route, its provider, its transfer; not when
+ * its recipient's suppression sup (stolen), looked up when it was
+ * claimed, or a list that could not be read (superr) stops it
+ * (job_refused).  It counts as in flight from here until job_done.
  */
 static void
-start_job(struct daemon *d, struct job *job)
+start_job(struct daemon *d, struct job *job, json_t *sup, int superr)
 {
 	struct route	*r;
 	enum msg_status	 st;
 	char		 err[512];
 
 	d->inflight++;
+	if (job_refused(job, sup, superr)) {
+		job_done(d, job);
+		return;
+	}
 	if ((r = route_of(d, job->doc, err, sizeof(err), &st)) == NULL) {
 		/* A config error is fixed by an operator: keep the message. */
 		job->status = st;
@@ -225,8 +233,10 @@ feed_claims(struct daemon *d)
 {
 	struct claimed	*c;
 	struct job	*job;
+	json_t		*peek;
 	const char	*full[FULL_ROUTES_MAX];
 	size_t		 room, cap, i, nfull = 0;
+	int		 superr;
 
 	collect_recorded(d);
 	for (;;) {
@@ -244,6 +254,7 @@ feed_claims(struct daemon *d)
 		if ((job = calloc(1, sizeof(*job))) == NULL) {
 			keeper_release(c->kept);
 			json_decref(c->doc);
+			json_decref(c->sup);
 			free(c);
 			break;
 		}
@@ -251,8 +262,10 @@ feed_claims(struct daemon *d)
 		snprintf(job->name, sizeof(job->name), "%s", c->name);
 		job->doc = c->doc;
 		job->kept = c->kept;
+		peek = c->sup;
+		superr = c->superr;
 		free(c);
-		start_job(d, job);
+		start_job(d, job, peek, superr);
 	}
 	room = stopping || reloading || d->inflight + d->ndone +
 	    d->recording >= d->concurrency ? 0 : d->concurrency -

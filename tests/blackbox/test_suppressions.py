@@ -411,3 +411,57 @@ def test_test_keys_obey_suppressions(srv):
     finally:
         srv.inst.write_keys()
 
+
+# ------------------------------------------------------------- msgspoold
+
+def _status(srv, mid):
+    r = srv.get("/messages/" + mid)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_message_queued_before_is_failed_not_sent(srv):
+    secret = "whsec_" + base64.b64encode(b"s" * 32).decode()
+    # A receiver nobody listens at: the event waits in events/.
+    srv.inst.write_conf("\n[client.acme]\nwebhook-url = "
+                        f"http://127.0.0.1:9/hook\nwebhook-secret = {secret}\n")
+    try:
+        mid = srv.sms(recipient=NUM).json()["smsId"]
+        later = srv.sms(recipient=NUM, sendAt="2099-01-01T00:00:00Z"
+                        ).json()["smsId"]
+        other = srv.sms(recipient="+4915112345679").json()["smsId"]
+        assert _put(srv, "sms", ENC).status_code == 201
+        srv.inst.daemon_once()
+        st = _status(srv, mid)
+        assert st["status"] == "failed", st
+        assert st["error"] == {"code": "suppressed",
+                               "message": "the recipient is suppressed "
+                                          "(manual)"}
+        assert st["provider"] is None and st["sentAt"] is None
+        assert [e["status"] for e in st["events"]] == ["queued", "failed"]
+        assert srv.inst.where(mid) == ["failed"]
+        # Never handed to a provider: the file provider wrote nothing.
+        assert srv.inst.outbox_for(mid) == []
+        assert _status(srv, other)["status"] == "sent"
+        assert srv.inst.outbox_for(other) != []
+        # The client's webhook: message.failed, as for any failure.
+        events = [json.loads(p.read_text()) for p in
+                  (srv.inst.spool / "events").iterdir()]
+        failed = [e for e in events if e["data"]["id"] == mid]
+        assert [e["type"] for e in failed] == ["message.failed"]
+        assert failed[0]["data"]["error"]["code"] == "suppressed"
+        # Scheduled, it waits as it was; once due, it fails the same.
+        assert _status(srv, later)["status"] == "scheduled"
+        assert srv.inst.cli("retry", later).returncode == 0
+        srv.inst.daemon_once()
+        st = _status(srv, later)
+        assert st["status"] == "failed" and \
+            st["error"]["code"] == "suppressed", st
+        assert srv.inst.outbox_for(later) == []
+        # Lifted: a message sent afterwards goes.
+        assert _sup(srv, "DELETE", f"/sms/{ENC}").status_code == 204
+        again = srv.sms(recipient=NUM).json()["smsId"]
+        srv.inst.daemon_once()
+        assert _status(srv, again)["status"] == "sent"
+    finally:
+        srv.inst.write_conf()

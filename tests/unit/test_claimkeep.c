@@ -1,7 +1,8 @@
 /*
  * test_claimkeep.c: the claim keeper of a shared spool (claimkeep.h),
  * on a scratch spool of this host: claims as many as asked for, none of
- * a route at its cap (those stay in new/), and housekeeping run on its
+ * a route at its cap (those stay in new/), each claimed message's
+ * recipient looked up in the suppressions, and housekeeping run on its
  * own thread, one run at a time, collected once.
  */
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "daemon/claimkeep.h"
 #include "spool/msgdoc.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 #include "testutil.h"
 
 /* The route of a message in these tests: its channel. */
@@ -86,6 +88,7 @@ take(struct keeper *k, size_t want, size_t *sms, size_t *voice)
 			n++;
 			keeper_release(c->kept);
 			json_decref(c->doc);
+			json_decref(c->sup);
 			free(c);
 		}
 		(void)poll(&p, 1, 100);
@@ -143,6 +146,55 @@ test_full_route_left_in_new(void **state)
 	assert_int_equal(take(k, 4, &sms, &voice), 4);
 	assert_int_equal(sms, 4);
 	assert_int_equal(count(f, SPOOL_NEW), 0);
+	keeper_free(k);
+}
+
+/*
+ * The claiming thread looks each claimed message's recipient up in the
+ * suppressions, so that the loop makes no call on the spool for it.
+ */
+static void
+test_suppression_looked_up(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct pollfd	 p;
+	struct keeper	*k;
+	struct claimed	*c;
+	const char	*ch;
+	char		 err[256];
+	time_t		 end = time(NULL) + 10;
+	size_t		 n = 0;
+
+	enqueue(f, "sms");
+	enqueue(f, "voice");
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop", NULL, NULL), 1);
+	k = keeper_new(f->dir, route, err, sizeof(err));
+	assert_non_null(k);
+	p.fd = keeper_fd(k);
+	p.events = POLLIN;
+	keeper_want(k, 2, 1, NULL, 0);
+	while (n < 2 && time(NULL) < end) {
+		while ((c = keeper_take(k)) != NULL) {
+			ch = json_string_value(json_object_get(c->doc,
+			    "channel"));
+			if (strcmp(ch, "sms") == 0) {
+				assert_non_null(c->sup);
+				assert_string_equal(json_string_value(
+				    json_object_get(c->sup, "source")), "stop");
+			} else {
+				assert_null(c->sup);
+				assert_int_equal(c->superr, 0);
+			}
+			n++;
+			keeper_release(c->kept);
+			json_decref(c->doc);
+			json_decref(c->sup);
+			free(c);
+		}
+		(void)poll(&p, 1, 100);
+	}
+	assert_int_equal(n, 2);
 	keeper_free(k);
 }
 
@@ -205,6 +257,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_claims_as_many_as_asked,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_suppression_looked_up,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_full_route_left_in_new,
 		    tu_spool_setup, tu_spool_teardown),
