@@ -43,6 +43,9 @@
 /* An escaped address longer than this is cut and a digest added. */
 #define PLAIN_MAX	200
 #define CUT_LEN		160
+_Static_assert(PLAIN_MAX + sizeof(".json") <= NAME_LEN &&
+    CUT_LEN + 1 + 2 * 32 + sizeof(".json") <= NAME_LEN,
+    "a file name of suppress.c fits NAME_LEN");
 
 int
 suppress_key_valid(const char *s)
@@ -150,9 +153,10 @@ file_name(const char *addr, char *out)
 			esc[n++] = hex[c & 0xf];
 		}
 	}
-	esc[n] = '\0';
 	if (n <= PLAIN_MAX) {
-		snprintf(out, NAME_LEN, "%s.json", esc);
+		/* n + ".json" fits NAME_LEN: copied, not formatted. */
+		memcpy(out, esc, n);
+		memcpy(out + n, ".json", sizeof(".json"));
 		return;
 	}
 	/* Not in the middle of an escape. */
@@ -169,8 +173,9 @@ file_name(const char *addr, char *out)
 		esc[n + 1 + 2 * i] = hex[d[i] >> 4];
 		esc[n + 2 + 2 * i] = hex[d[i] & 0xf];
 	}
-	esc[n + 1 + 2 * sizeof(d)] = '\0';
-	snprintf(out, NAME_LEN, "%s.json", esc);
+	n += 1 + 2 * sizeof(d);
+	memcpy(out, esc, n);
+	memcpy(out + n, ".json", sizeof(".json"));
 }
 
 int
