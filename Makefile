@@ -62,7 +62,7 @@ LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
 		   suppress_list \
 		   inbox inbound
-LIB_CONTENT	 = keys html sms tmpl unsub
+LIB_CONTENT	 = keys html sms tmpl unsub keyword
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)

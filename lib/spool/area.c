@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +159,52 @@ spool_area_remove(struct spool *s, const char *area, const char *name)
 	rc = unlinkat(afd, name, 0);
 	close(afd);
 	return rc;
+}
+
+int
+spool_area_lock(struct spool *s, const char *area, const char *name)
+{
+	struct stat	 a, b;
+	int		 afd, fd, e;
+
+	if (strchr(name, '/') != NULL || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return -1;
+	/* On NFS an exclusive lock needs the file open for writing; here,
+	 * another user's file read-only is enough. */
+	if ((fd = openat(afd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1 && errno == EACCES)
+		fd = openat(afd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (fd == -1) {
+		e = errno == ELOOP ? EINVAL : errno;
+		goto fail;
+	}
+	if (fstat(fd, &a) == -1 || !S_ISREG(a.st_mode)) {
+		e = EINVAL;
+		goto fail;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		e = errno == EWOULDBLOCK ? EBUSY : errno;
+		goto fail;
+	}
+	/* Removed by the holder before us, who is done with it. */
+	if (fstatat(afd, name, &b, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		e = ENOENT;
+		goto fail;
+	}
+	close(afd);
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	close(afd);
+	errno = e;
+	return -1;
 }
 
 size_t

@@ -183,6 +183,23 @@ msgdoc_is_test(const json_t *doc)
 }
 
 void
+msgdoc_set_reply(json_t *doc, const char *inbound_id, const char *keyword)
+{
+	json_object_set_new(doc, "inReplyTo", json_pack("{s:s, s:s}", "id",
+	    inbound_id, "keyword", keyword));
+}
+
+int
+msgdoc_is_stop_reply(const json_t *doc)
+{
+	const char	*k;
+
+	k = json_string_value(json_object_get(json_object_get(doc,
+	    "inReplyTo"), "keyword"));
+	return k != NULL && strcmp(k, "stop") == 0;
+}
+
+void
 msgdoc_retry(json_t *doc, time_t now)
 {
 	char	stamp[RFC3339_LEN];

@@ -5,7 +5,7 @@
  *	{"version":1, "id", "channel", "client", "created", "sendAt"?,
  *	 "attempts", "nextAttempt", "lastAttempt"?, "lastError",
  *	 "providerReply", "sentAt"?, "gaveUp"?, "retriedAt"?, "canceled"?,
- *	 "events": [{"status", "at", "source"?}…], "message"}
+ *	 "inReplyTo"?, "events": [{"status", "at", "source"?}…], "message"}
  *
  * and an upload document of the deprecated attachments route:
  *
@@ -83,6 +83,20 @@ void		 msgdoc_attempt(json_t *doc, enum msg_status status,
  */
 void		 msgdoc_set_test(json_t *doc);
 int		 msgdoc_is_test(const json_t *doc);
+
+/*
+ * Mark a message as msgspoold's reply to inbound message inbound_id, a
+ * keyword of kind keyword ("stop", "start", "help"; msgspool-spool(5),
+ * Keywords): "inReplyTo": {"id", "keyword"}.  Only msgspoold writes it,
+ * never a client's request.
+ */
+void		 msgdoc_set_reply(json_t *doc, const char *inbound_id,
+		    const char *keyword);
+/*
+ * Whether doc is the confirmation of a stop (a reply marked so), the
+ * one message that goes to a recipient its client suppressed.
+ */
+int		 msgdoc_is_stop_reply(const json_t *doc);
 
 /* A retry by hand at now: due now, with a whole max-age again. */
 void		 msgdoc_retry(json_t *doc, time_t now);

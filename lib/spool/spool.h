@@ -335,6 +335,17 @@ json_t		*spool_area_load(struct spool *, const char *area,
 int		 spool_area_remove(struct spool *, const char *area,
 		    const char *name);
 
+/*
+ * Hold area/name for a while against every other process, of this host
+ * or (on NFS, where the lock is the server's) of another: an exclusive
+ * flock without waiting, on the file open for writing where it may be.
+ * The fd (close it to let go), or -1 with errno: EBUSY when another
+ * holds it, ENOENT when it is gone (also when it was removed while we
+ * locked it), or another error.
+ */
+int		 spool_area_lock(struct spool *, const char *area,
+		    const char *name);
+
 /* Remove the regular files of an area modified before a time. */
 size_t		 spool_area_prune(struct spool *, const char *area,
 		    time_t before);

@@ -457,6 +457,14 @@ suppress_doc(struct spool *s, const json_t *doc)
 	char		 norm[SUPPRESS_ADDR_MAX];
 	int		 ch;
 
+	/*
+	 * The confirmation of a stop goes to the number that just asked to
+	 * stop (msgspool-spool(5), Keywords): msgspoold alone marks it.
+	 */
+	if (msgdoc_is_stop_reply(doc)) {
+		errno = 0;
+		return NULL;
+	}
 	client = msgdoc_client(doc);
 	to = msgdoc_recipient(doc);
 	if (client == NULL || (ch = channel_parse(msgdoc_channel(doc) ?

@@ -85,8 +85,9 @@ int	 suppress_cursor_valid(const char *s);
  * ("to"), its client's on its channel, as suppress_get answers it (a
  * new reference; NULL with errno 0 when there is none, or set on
  * error).  A recipient that is no valid address of its channel is on
- * no list.  The one rule of the send programs (at acceptance) and of
- * msgspoold (before every attempt).
+ * no list, and nothing stops a stop's confirmation
+ * (msgdoc_is_stop_reply).  The one rule of the send programs (at
+ * acceptance) and of msgspoold (before every attempt).
  */
 json_t	*suppress_doc(struct spool *, const json_t *doc);
 

@@ -1,7 +1,8 @@
 /*
  * test_area.c: the spool's areas (lib/spool/area.c): made on demand with
  * new/'s mode, documents stored whole and scanned in the order they
- * came, the index, and names that would leave the area refused.
+ * came, the index, a lock on one of its files, and names that would
+ * leave the area refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +142,41 @@ test_index_add(void **state)
 	assert_int_equal(spool_index_add(f->sp, ".x", a, had), -1);
 }
 
+/*
+ * A lock on an area's file: one holder at a time (another open of it, as
+ * another process's, is EBUSY), free again once closed; a file removed
+ * by its holder is ENOENT to the next, as one never there.
+ */
+static void
+test_lock(void **state)
+{
+	struct tu_spool	*f = *state;
+	const json_t	*docs[1];
+	json_t		*doc;
+	char		 id[ULID_LEN + 1], name[SPOOL_NAME_MAX];
+	int		 a, b;
+
+	doc = rdoc(id, "note");
+	docs[0] = doc;
+	assert_int_equal(spool_area_store(f->sp, "inbox-new", docs, 1),
+	    MSG_OK);
+	snprintf(name, sizeof(name), "%s.json", id);
+	assert_true((a = spool_area_lock(f->sp, "inbox-new", name)) >= 0);
+	assert_int_equal(spool_area_lock(f->sp, "inbox-new", name), -1);
+	assert_int_equal(errno, EBUSY);
+	close(a);
+	assert_true((b = spool_area_lock(f->sp, "inbox-new", name)) >= 0);
+	assert_int_equal(spool_area_remove(f->sp, "inbox-new", name), 0);
+	close(b);
+	assert_int_equal(spool_area_lock(f->sp, "inbox-new", name), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(spool_area_lock(f->sp, "inbox-new", "../x"), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(spool_area_lock(f->sp, "no-such-area", name), -1);
+	assert_int_equal(errno, ENOENT);
+	json_decref(doc);
+}
+
 /* A daemon's status file: replaced whole, read back, plain names only. */
 static void
 test_status(void **state)
@@ -171,6 +208,7 @@ main(void)
 		T(test_index),
 		T(test_index_add),
 		T(test_status),
+		T(test_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -295,6 +295,32 @@ test_doc(void **state)
 	json_decref(doc);
 }
 
+/* A stop's confirmation goes to the number that stopped; no other reply. */
+static void
+test_doc_stop_reply(void **state)
+{
+	struct tu_spool	*f = *state;
+	json_t		*doc, *sup;
+
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s}}", "version", 1,
+	    "id", "01M840Q7H2P5C7SYTHCZ984TVK", "channel", "sms", "client",
+	    "acme", "message", "to", "+4915112345678", "body", "x");
+	assert_non_null(doc);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop", NULL, NULL), 1);
+	msgdoc_set_reply(doc, "01M840Q7H2P5C7SYTHCZ984TVM", "stop");
+	errno = EIO;
+	assert_null(suppress_doc(f->sp, doc));
+	assert_int_equal(errno, 0);
+	msgdoc_set_reply(doc, "01M840Q7H2P5C7SYTHCZ984TVM", "help");
+	assert_non_null(sup = suppress_doc(f->sp, doc));
+	json_decref(sup);
+	json_object_del(doc, "inReplyTo");
+	assert_non_null(sup = suppress_doc(f->sp, doc));
+	json_decref(sup);
+	json_decref(doc);
+}
+
 /* A file that is not a suppression: an error to a lookup, not listed. */
 static void
 test_broken_file(void **state)
@@ -334,6 +360,7 @@ main(void)
 		T(test_invalid),
 		T(test_email_names),
 		T(test_doc),
+		T(test_doc_stop_reply),
 		T(test_broken_file),
 	};
 
