@@ -107,12 +107,14 @@ void		 chores_end(struct daemon *);
 /*
  * daemon_receipts.c.  Receipts are applied with a spool handle and the
  * config, on the loop or on the keeper's housekeeping thread; events
- * says an event was stored for the webhooks to send.
+ * says an event was stored for the webhooks to send, queued that a
+ * message was queued (a keyword's reply) for the loop to send.
  */
 struct receipts_run {
 	struct spool		*spool;
 	const struct config	*cfg;
 	int			 events;
+	int			 queued;
 };
 int		 index_provider_id(struct spool *, const json_t *doc);
 int		 apply_receipt(void *run, const char *rname);

@@ -36,6 +36,7 @@ struct tidy {
 	size_t			 promoted;
 	time_t			 next;	/* deferred/'s next due, 0: none */
 	int			 events;
+	int			 queued;	/* a message into new/ */
 };
 
 /* Files past their time: tmp/, keys, sent/, attachments, uploads. */
@@ -74,17 +75,19 @@ promote_next(time_t now, time_t next)
 
 /*
  * Receipts applied, SMPP parts that waited long enough kept as they are,
- * inbound messages handed to their clients.  Whether an event was made.
+ * inbound messages handed to their clients.  Whether an event was made;
+ * *queued whether a message was queued (a keyword's reply).
  */
 static int
 receive(struct spool *s, const struct config *cfg, time_t now,
-    long parts_wait)
+    long parts_wait, int *queued)
 {
-	struct receipts_run	 rr = { s, cfg, 0 };
+	struct receipts_run	 rr = { s, cfg, 0, 0 };
 
 	spool_area_scan(s, "receipts", apply_receipt, &rr);
 	smpp_parts_join(s, cfg, NULL, now, parts_wait);
 	spool_area_scan(s, INBOX_NEW_AREA, hand_inbound, &rr);
+	*queued = rr.queued;
 	return rr.events;
 }
 
@@ -97,7 +100,8 @@ tidy_run(struct spool *s, void *arg)
 	if (t->promote)
 		t->promoted = spool_promote(s, t->now, &t->next);
 	if (t->receipts)
-		t->events = receive(s, t->cfg, t->now, t->parts_wait);
+		t->events = receive(s, t->cfg, t->now, t->parts_wait,
+		    &t->queued);
 	if (t->prune)
 		prune(s, t->now, t->retention, t->idem_ttl);
 }
@@ -112,7 +116,7 @@ tidy_shared(struct daemon *d, time_t now, int hold)
 	struct tidy	*t;
 
 	if ((t = keeper_tidied(d->keeper)) != NULL) {
-		if (t->promoted > 0)
+		if (t->promoted > 0 || t->queued)
 			d->new_dirty = 1;
 		/* inotify may have seen one due sooner meanwhile. */
 		if (t->promote && promote_next(t->now, t->next) <
@@ -155,6 +159,7 @@ void
 chores(struct daemon *d, time_t now, int hold)
 {
 	time_t	next;
+	int	queued = 0;
 
 	/*
 	 * On a shared spool whose server does not answer a keeper's thread
@@ -183,8 +188,11 @@ chores(struct daemon *d, time_t now, int hold)
 			d->next_promote = promote_next(now, next);
 		}
 		if (now >= d->next_receipts) {
-			if (receive(d->spool, d->cfg, now, d->parts_wait))
+			if (receive(d->spool, d->cfg, now, d->parts_wait,
+			    &queued))
 				webhooks_poke(d->wh);
+			if (queued)
+				d->new_dirty = 1;
 			d->next_receipts = now + RECEIPT_EVERY;
 		}
 	}

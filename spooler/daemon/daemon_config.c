@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/valid.h"
+#include "content/keyword.h"
 #include "content/unsub.h"
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
@@ -203,6 +204,12 @@ check_sections(const struct config *cfg, const char *root)
 			}
 			/* The numbers of its inbound messages. */
 			if (inbox_check_section(cfg, sec, err, sizeof(err)) ==
+			    -1) {
+				log_err("config: %s", err);
+				rc = -1;
+			}
+			/* Its keywords, their replies, its stop-channels. */
+			if (keyword_check_section(cfg, sec, err, sizeof(err)) ==
 			    -1) {
 				log_err("config: %s", err);
 				rc = -1;

@@ -202,9 +202,9 @@ test_config_refused(void **state)
 		    "[client.acme] stop-keywords: 'STOP\001' is no keyword" },
 		{ "stop-keywords = \xff\n",
 		    "[client.acme] stop-keywords: '\xff' is no keyword" },
-		{ "help-keywords = "
-		    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-		    "\n", "[client.acme] help-keywords: 'AAAA" },
+		{ "help-keywords = AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		    "AAAAAAAAAAAAAAAAAAAAAAAAA\n",		/* 65 bytes */
+		    "[client.acme] help-keywords: 'AAAA" },
 		{ "start-keywords = START, stop\n",
 		    "[client.acme] start-keywords: 'stop' is in stop-keywords "
 		    "too" },
@@ -228,7 +228,8 @@ test_config_refused(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), "[client.acme]\n%s", cases[i].text);
+		snprintf(text, sizeof(text), "[client.acme]\n%s",
+		    cases[i].text);
 		c = conf(text);
 		err[0] = '\0';
 		assert_int_equal(keyword_check_section(c, "client.acme", err,
@@ -260,7 +261,8 @@ static void
 test_reply_id(void **state)
 {
 	const char	*in = "01M840Q7H2P5C7SYTHCZ984TVK";
-	char		 a[ULID_LEN + 1], b[ULID_LEN + 1], other[ULID_LEN + 1];
+	char		 a[ULID_LEN + 1], b[ULID_LEN + 1];
+	char		 other[ULID_LEN + 1];
 
 	(void)state;
 	assert_int_equal(keyword_reply_id(in, a), 0);
