@@ -518,12 +518,12 @@ def test_smpp_parts_in_any_order_joined_once(tmp_path, smsc, daemons):
     assert len(text) == 400
     seqs = smsc.send_mo(PHONE, OTHER, text, order=[2, 0, 2, 1])
     assert smsc.wait_mo(seqs) == [ESME_ROK] * 4
-    wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
-               what="the parts joined")
+    wait_until(lambda: len(_inbox(inst)) == 1 and
+               _area(inst, "inbox-parts") == [], EVENTUALLY,
+               what="the parts joined, and let go")
     doc = _the_one(inst)
     assert doc["text"] == text and doc["client"] == "other", doc
     assert "parts" not in doc
-    assert _area(inst, "inbox-parts") == []
     # UCS-2 with a 16-bit reference, a character in two units.
     text = "😀 Привет! " * 12
     seqs = smsc.send_mo(PHONE, OTHER, text, coding="ucs2", udh16=True,
@@ -547,10 +547,11 @@ def test_smpp_parts_survive_a_restart(tmp_path, smsc, daemons):
                   "a bind again")
     seqs = smsc.send_mo(PHONE, ACME, whole, ref=7, order=[1])
     assert smsc.wait_mo(seqs) == [ESME_ROK]
-    wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
-               what="the parts of both sessions joined")
+    # The whole is kept before its parts go: wait for both.
+    wait_until(lambda: len(_inbox(inst)) == 1 and
+               _area(inst, "inbox-parts") == [], EVENTUALLY,
+               what="the parts of both sessions joined, and let go")
     assert _the_one(inst)["text"] == whole
-    assert _area(inst, "inbox-parts") == []
 
 
 def test_smpp_a_missing_part_kept_without_it_after_its_time(
@@ -569,9 +570,10 @@ def test_smpp_a_missing_part_kept_without_it_after_its_time(
     wait_until(lambda: len(_inbox(inst)) == 1, EVENTUALLY,
                what="the incomplete message kept")
     assert time.monotonic() - t0 >= 0.9, "kept before its parts waited"
+    wait_until(lambda: _area(inst, "inbox-parts") == [], EVENTUALLY,
+               what="its parts let go")
     doc = _the_one(inst)
     assert doc["parts"] == {"total": 3, "missing": [2]}, doc
     assert doc["text"].startswith("piece 00.") and doc["text"].endswith(
         "piece 39. "), doc["text"]
-    assert _area(inst, "inbox-parts") == []
     d.wait_log("kept without 1 of them")
