@@ -227,6 +227,45 @@ list_dir(struct spool *s, const char *client, enum channel ch, int create)
 }
 
 /*
+ * The directory of client's list of ch as the NFS server has it now, for
+ * a look-up or a removal: -1 with errno (ENOENT: no such list).  One path
+ * look-up would do on a local disk; on NFS it may trust this host's cache
+ * of "no such file" (a negative dentry) until its directory's attributes
+ * time out (acdirmin, 30 s by default), so that a suppression another
+ * host has just made goes unseen, and a message is sent, meanwhile
+ * (tests/nfs/run.sh saw it of a STOP).  The open of a directory asks the
+ * server for its attributes (close-to-open), which drops what this host
+ * cached of the names in it: so each directory is opened in turn, from
+ * the spool's root opened by its path.  On a local disk it costs a few
+ * opens of cached directories.
+ */
+static int
+fresh_list_dir(struct spool *s, const char *client, enum channel ch)
+{
+	const char	*names[3];
+	size_t		 i;
+	int		 fd, next, e;
+
+	names[0] = SUPPRESS_AREA;
+	names[1] = client;
+	names[2] = channel_info(ch)->name;
+	if ((fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 &&
+	    (fd = fcntl(s->rootfd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return -1;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		next = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		close(fd);
+		if ((fd = next) == -1) {
+			errno = e;
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/*
  * What the caller's arguments name: the normalized address into norm
  * (SUPPRESS_ADDR_MAX) and its file name into name (NAME_LEN).  0, or -1
  * with errno EINVAL.
@@ -316,14 +355,20 @@ suppress_get(struct spool *s, const char *client, enum channel ch,
 {
 	char	norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
 	char	path[NAME_LEN + CLIENT_ID_MAX + 64];
-	int	fd, e;
+	int	dfd, fd, e;
 
 	if (target(client, ch, addr, norm, name) == -1)
 		return NULL;
-	/* One lookup, whatever the list's size. */
 	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
 	    channel_info(ch)->name, name);
-	if ((fd = util_open_regular(s->rootfd, path, 1)) == -1) {
+	/* One look-up of a name, whatever the list's size. */
+	if ((dfd = fresh_list_dir(s, client, ch)) != -1) {
+		fd = util_open_regular(dfd, name, 1);
+		e = errno;
+		close(dfd);
+		errno = e;
+	}
+	if (dfd == -1 || fd == -1) {
 		if ((e = errno) == ENOENT) {
 			errno = 0;
 			return NULL;
@@ -426,7 +471,7 @@ suppress_remove(struct spool *s, const char *client, enum channel ch,
 		if (e)
 			return 1;
 	}
-	if ((fd = list_dir(s, client, ch, 0)) == -1)
+	if ((fd = fresh_list_dir(s, client, ch)) == -1)
 		return errno == ENOENT ? 1 : -1;
 	if (unlinkat(fd, name, 0) == -1) {
 		e = errno;

@@ -15,7 +15,11 @@
 # client is cut off longer than the lease.  Then: every accepted id in
 # exactly one final state, tmp/ new/ cur/ empty, every id sent, and
 # every id sent twice explained by a daemon that was killed or cut off
-# while it held it.  Prints the counts.
+# while it held it.  Then keywords (msgspool-spool(5), Keywords): a STOP
+# taken by one host's receipts program stops that number on every host,
+# a message to it scheduled before ending failed, suppressed, and one
+# sent after it refused 422 by both other hosts, never sent.  Prints the
+# counts.
 # throughput: the same spool drained by 1, 2 and 3 daemon hosts.
 #
 # Needs root, /dev/net/tun, linux.uml, nfs-kernel-server, nfs-common,
@@ -29,6 +33,8 @@ LEASE=${MSGSPOOL_NFS_LEASE:-15}
 PER_WRITER=${MSGSPOOL_NFS_MESSAGES:-150}
 LIMIT=${MSGSPOOL_NFS_TIMEOUT:-600}
 CGI=$top/${O}cgi-bin/sms-deliver
+RECEIPTS=$top/${O}cgi-bin/receipts
+CLI=$top/${O}spooler/msgspool
 DAEMON=$top/${O}spooler/msgspoold
 here=$top/tests/nfs
 
@@ -42,7 +48,8 @@ for c in linux.uml ip modprobe rpc.nfsd exportfs mount.nfs4 rpcbind; do
 done
 moddir=$(ls -d /usr/lib/uml/modules/* 2>/dev/null | head -n 1)
 [ -n "$moddir" ] || skip "no /usr/lib/uml/modules (user-mode-linux)"
-[ -x "$CGI" ] && [ -x "$DAEMON" ] || skip "build first (make build)"
+[ -x "$CGI" ] && [ -x "$RECEIPTS" ] && [ -x "$CLI" ] && [ -x "$DAEMON" ] ||
+    skip "build first (make build)"
 # Measured: an AddressSanitizer program aborts under user-mode Linux (its
 # shadow memory does not fit the guest's address space).
 for b in "$CGI" "$DAEMON"; do
@@ -139,6 +146,11 @@ on() {
 KEY=nfs-check-key-0123456789
 printf 'acme:%s:*\n' "$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)" \
     >"$EXP/keys"
+# acme's number, whose inbound messages the http provider posts signed
+# with this secret, and acme's reply to a stop.
+ACME_NUMBER=+15005550006
+KW_SECRET=whsec_$(printf 'keywords on a shared spool, 24+' | base64)
+STOP_REPLY="NFS check: no more messages to this number."
 n_inst=0
 # A daemon on ROLE, instance INST: its own outbox and log.
 daemon_start() { # ROLE
@@ -152,6 +164,9 @@ concurrency = 8
 [sms]
 provider = file
 dir = $EXP/out/$inst
+[client.acme]
+inbound = $ACME_NUMBER
+stop-reply = $STOP_REPLY
 CONF
 	echo "$inst" >>"$EXP/ctl/instances"
 	echo "$inst" >"$EXP/ctl/$1.daemon"
@@ -191,6 +206,40 @@ done; touch $EXP/ctl/$2.done"
 cgi_conf() { # ROLE
 	printf 'spool = %s\nkeys = %s\n' "$EXP/mnt/$1/spool" "$EXP/keys" \
 	    >"$EXP/conf/$1.cgi.conf"
+	# The receipts program's: an http provider's signed inbound messages.
+	printf '[sms]\nprovider = http\nurl = http://127.0.0.1:9/\nreceipt-secret = %s\n[client.acme]\ninbound = %s\n' \
+	    "$KW_SECRET" "$ACME_NUMBER" >>"$EXP/conf/$1.cgi.conf"
+}
+# POST a JSON body to a CGI program on ROLE (tests/nfs/cgi-post.sh);
+# its answer in $EXP/ctl/NAME.answer.
+# post ROLE NAME PROGRAM SCRIPT_NAME PATH_INFO BODY [VAR=VALUE ...]
+post() {
+	local role=$1 name=$2 prog=$3 script=$4 info=$5 body=$6
+	shift 6
+	printf '%s' "$body" >"$EXP/ctl/$name.body"
+	on "$role" "$name" 30 "sh $here/cgi-post.sh $EXP/conf/$role.cgi.conf $prog $script '$info' $* <$EXP/ctl/$name.body >$EXP/ctl/$name.answer 2>>$EXP/log/$name.err"
+}
+# An SMS to NUMBER through sms-deliver on ROLE, sendAt AT when given.
+# sms ROLE NAME NUMBER [AT]
+sms() {
+	local at=
+	[ -n "${4:-}" ] && at=",\"sendAt\":\"$4\""
+	post "$1" "$2" "$CGI" /sms/v1/deliver "" \
+	    "{\"recipient\":\"$3\",\"messageBody\":\"$2\"$at}" \
+	    HTTP_X_API_KEY=$KEY
+}
+answered() { # NAME STATUS: whether NAME's answer had that status
+	head -n 1 "$EXP/ctl/$1.answer" 2>/dev/null | grep -q "^Status: $2 "
+}
+smsid() { # NAME: the id an answer gave, a line
+	printf '%s\n' "$(sed -n 's/.*"smsId":"\([0-9A-Z]*\)".*/\1/p' \
+	    "$EXP/ctl/$1.answer")"
+}
+# A file or a text under the server's spool, polled there (its own disk)
+# for at most SECONDS: on_server NAME SECONDS TEST (a shell test).
+on_server() {
+	on S "$1" $(($2 + 10)) "i=0; until $3; do i=\$((i + 1)); [ \$i -ge $(($2 * 4)) ] && exit 1; sleep 0.25; done; touch $EXP/ctl/$1.found"
+	[ -e "$EXP/ctl/$1.found" ]
 }
 # The spool's states, read on the server (its own disk: no client is
 # slowed down by it), into $EXP/final/STATE.
@@ -318,6 +367,56 @@ for w in $(cat "$EXP/ctl/writers"); do
 done
 say "draining"
 drain 120 || fail "new/ cur/ tmp/ not empty after 120 s: new $(count new) cur $(count cur) tmp $(count tmp) ($(head -c 300 "$EXP/final/tmp"))"
+
+# Keywords.  Before the STOP, acme's sms list exists (another number
+# suppressed) and C2 and C3 have looked the number up, accepting a
+# message to it each (sent, or failed if still queued when the STOP
+# acts), C2 one scheduled 15 s on: a host's cached "no such file" is
+# what the STOP must get past.
+STOPNUM=+4915199999999
+say "keywords: a STOP of $STOPNUM through C1's receipts program; sends to it from C2 and C3"
+on C3 kwsup 30 "$CLI -c $EXP/conf/C3.cgi.conf suppress add acme sms +4915199999990 >$EXP/log/kwsup.log 2>&1"
+sms C2 kwbefore2 "$STOPNUM"
+sms C3 kwbefore3 "$STOPNUM"
+sms C2 kwsched "$STOPNUM" "$(date -u -d @$(( $(date +%s) + 15 )) +%Y-%m-%dT%H:%M:%SZ)"
+answered kwbefore2 202 && answered kwbefore3 202 && answered kwsched 200 ||
+    fail "sends to $STOPNUM before the STOP: $(head -qn 1 "$EXP"/ctl/kwbefore2.answer "$EXP"/ctl/kwbefore3.answer "$EXP"/ctl/kwsched.answer | tr '\n' ' ')"
+for n in kwbefore2 kwbefore3 kwsched; do smsid $n; done >"$EXP/acc/kw.txt"
+sched=$(smsid kwsched)
+ts=$(date +%s)
+body='{"type":"inbound","from":"'$STOPNUM'","to":"'$ACME_NUMBER'","text":"Stop","id":"nfs-stop-1"}'
+printf '%s' "$body" >"$EXP/ctl/kwstop.signed"
+sig=$(python3 -c 'import base64, hashlib, hmac, sys
+key = base64.b64decode(sys.argv[1][len("whsec_"):])
+msg = b"kw-stop." + sys.argv[2].encode() + b"." + open(sys.argv[3], "rb").read()
+print("v1," + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode())' \
+    "$KW_SECRET" "$ts" "$EXP/ctl/kwstop.signed")
+post C1 kwstop "$RECEIPTS" /receipts /http "$body" HTTP_WEBHOOK_ID=kw-stop \
+    HTTP_WEBHOOK_TIMESTAMP="$ts" HTTP_WEBHOOK_SIGNATURE="$sig"
+grep -q '"received":1' "$EXP/ctl/kwstop.answer" ||
+    fail "the STOP was not taken: $(head -c 300 "$EXP/ctl/kwstop.answer")"
+on_server kwsuppressed 30 "grep -qs '\"source\": *\"stop\"' $EXP/srv/spool/suppressions/acme/sms/$STOPNUM.json" ||
+    fail "no stop suppression of $STOPNUM on the server 30 s after the STOP"
+say "keywords: $(grep -l "stop from $STOPNUM" "$EXP"/log/C*-d*.log | head -n 1 | xargs -r basename | sed 's/\.log$//'): $(cat "$EXP"/log/C*-d*.log | grep -o "inbound [0-9A-Z]*: stop from [^;]*" | head -n 1)"
+# At once, on the two other hosts: refused, nothing queued.
+sms C2 kwafter2 "$STOPNUM"
+sms C3 kwafter3 "$STOPNUM"
+answered kwafter2 422 && answered kwafter3 422 ||
+    fail "a send to $STOPNUM after the STOP was not refused: C2 $(head -n 1 "$EXP/ctl/kwafter2.answer"), C3 $(head -n 1 "$EXP/ctl/kwafter3.answer")"
+say "ok: after the STOP, C2 and C3 refuse a send to it: $(head -n 1 "$EXP/ctl/kwafter3.answer")"
+# The scheduled one, once due, fails suppressed wherever it is claimed;
+# the confirmation is sent, once, although the number is suppressed.
+on_server kwfailed 90 "grep -qs '\"code\": *\"suppressed\"' $EXP/srv/spool/failed/$sched.json" ||
+    fail "$sched, scheduled to $STOPNUM before the STOP, not failed suppressed within 90 s"
+wait_reply() { [ "$(grep -rlF "$STOP_REPLY" "$EXP"/out | wc -l)" -ge 1 ]; }
+waituntil 30 wait_reply || fail "the stop's confirmation was not sent within 30 s"
+[ "$(grep -rlF "$STOP_REPLY" "$EXP"/out | wc -l)" = 1 ] ||
+    fail "the stop's confirmation sent $(grep -rlF "$STOP_REPLY" "$EXP"/out | wc -l) times"
+[ -z "$(find "$EXP/out" -name "$sched*")" ] || fail "$sched was sent"
+# The reply is msgspoold's message, accepted from no writer.
+grep -rlF "$STOP_REPLY" "$EXP"/out | sed 's|.*/||; s|\..*||' >"$EXP/ctl/replies"
+say "ok: $sched, scheduled before the STOP, failed suppressed, never sent; the confirmation sent once, by $(grep -rlF "$STOP_REPLY" "$EXP"/out | sed "s|$EXP/out/||; s|/.*||")"
+drain 60 || fail "new/ cur/ tmp/ not empty 60 s after the keywords"
 for c in C1 C2 C3; do daemon_stop "$c"; done
 snapshot
 
@@ -379,7 +478,9 @@ for i, insts in sends.items():
         dup_part += 1
     else:
         dup_kill += 1
-unaccepted = [i for i in where if i not in accepted and not i.startswith("tmp:")]
+replies = set(lines(f"{exp}/ctl/replies"))     # queued by msgspoold
+unaccepted = [i for i in where if i not in accepted and i not in replies
+              and not i.startswith("tmp:")]
 print(f"accepted {len(accepted)}: sent {final['sent']}, failed "
       f"{final['failed']}, elsewhere {sum(final.values()) - final['sent'] - final['failed']}")
 print(f"spooled but never answered (a writer killed mid-request): "
