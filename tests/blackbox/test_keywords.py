@@ -237,7 +237,10 @@ def _reply_of(inst, keyword):
 
 def test_replies_queued_as_the_clients_sms(srv, standin):
     inst = srv.inst
-    _conf(inst, standin, acme=REPLIES)
+    # A receiver nobody listens at: the client's events wait in events/.
+    secret = "whsec_" + base64.b64encode(b"k" * 32).decode()
+    _conf(inst, standin, acme=REPLIES + "webhook-url = http://127.0.0.1:9/"
+          f"hook\nwebhook-secret = {secret}\n")
     _twilio(srv, standin, "HELP")
     inst.daemon_once()
     mid, state, doc = _reply_of(inst, "help")
@@ -259,6 +262,14 @@ def test_replies_queued_as_the_clients_sms(srv, standin):
     (out,) = inst.outbox_for(mid)
     assert json.loads(out.read_bytes())["message"]["body"].startswith(
         "ACME: help")
+    # Its client's webhook events, as for any of its messages: the
+    # inbound message's, and the reply's message.sent.
+    events = [json.loads(p.read_text()) for p in
+              (inst.spool / "events").iterdir()]
+    assert sorted(e["type"] for e in events) == ["message.received",
+                                                 "message.sent"], events
+    sent = [e for e in events if e["type"] == "message.sent"][0]
+    assert sent["client"] == "acme" and sent["data"]["id"] == mid
     _twilio(srv, standin, "YES")
     inst.daemon_once()
     mid, state, doc = _reply_of(inst, "start")

@@ -1,7 +1,7 @@
 # tests/fuzz/fuzz.mk: the libFuzzer targets (STYLE 24), included by the
 # Makefile.  One target per parser and one per POST program of cgi-bin/:
 #
-#   config keys tmpl base64 message html-text spool bounce
+#   config keys tmpl base64 message html-text spool bounce keyword
 #   smpp                 what msgspoold reads from an SMSC
 #   request-PROGRAM      the whole request path through cgi_run
 #
@@ -26,7 +26,8 @@ FUZZ_CC		:= $(shell command -v clang-14 || command -v clang || echo clang)
 endif
 FUZZ_SECONDS	?= 60
 FUZZ_O		 = build/fuzz/
-FUZZ_UNITS	 = config keys tmpl base64 message html-text spool bounce
+FUZZ_UNITS	 = config keys tmpl base64 message html-text spool bounce \
+		   keyword
 FUZZ_GMIME	 = message bounce
 FUZZ_PROGS	 = sms-deliver sms-batch ott-deliver voice-deliver \
 		   email-deliver attachments receipts
