@@ -22,20 +22,6 @@
 #include "spool/spool.h"
 #include "testutil.h"
 
-/* A spool whose new/ is as install makes it: the web server's group's. */
-static int
-setup(void **state)
-{
-	struct tu_spool	*f;
-	char		 path[512];
-
-	if (tu_spool_setup(state) == -1)
-		return -1;
-	f = *state;
-	snprintf(path, sizeof(path), "%s/new", f->dir);
-	return chmod(path, 02770);
-}
-
 static json_t *
 rdoc(char *id, const char *what)
 {
@@ -202,7 +188,8 @@ test_status(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_spool_teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, tu_spool_setup_installed, \
+		    tu_spool_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_store_scan_load_remove),
 		T(test_index),

@@ -21,20 +21,6 @@
 #include "spool/suppress.h"
 #include "testutil.h"
 
-/* A spool whose new/ is as install makes it: the web server's group's. */
-static int
-setup(void **state)
-{
-	struct tu_spool	*f;
-	char		 path[512];
-
-	if (tu_spool_setup(state) == -1)
-		return -1;
-	f = *state;
-	snprintf(path, sizeof(path), "%s/new", f->dir);
-	return chmod(path, 02770);
-}
-
 /* A page of a list: its addresses, newest first. */
 static void
 page_is(json_t *page, const char *const *want, size_t n)
@@ -119,7 +105,8 @@ test_list(void **state)
 int
 main(void)
 {
-#define T(fn)	cmocka_unit_test_setup_teardown(fn, setup, tu_spool_teardown)
+#define T(fn)	cmocka_unit_test_setup_teardown(fn, tu_spool_setup_installed, \
+		    tu_spool_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_list),
 	};

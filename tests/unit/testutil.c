@@ -172,6 +172,19 @@ tu_spool_setup(void **state)
 }
 
 int
+tu_spool_setup_installed(void **state)
+{
+	struct tu_spool	*f;
+	char		 path[512];
+
+	if (tu_spool_setup(state) == -1)
+		return -1;
+	f = *state;
+	snprintf(path, sizeof(path), "%s/new", f->dir);
+	return chmod(path, 02770);
+}
+
+int
 tu_spool_teardown(void **state)
 {
 	struct tu_spool	*f = *state;

@@ -51,6 +51,9 @@ struct tu_spool {
 
 int	 tu_spool_setup(void **state);
 int	 tu_spool_teardown(void **state);
+/* tu_spool_setup with new/ as make install makes it (mode 2770: the web
+ * server's group's), whose mode and group the spool's areas copy. */
+int	 tu_spool_setup_installed(void **state);
 
 /* Write len bytes (text: the string) to path, mode 0600, truncating. */
 void	 tu_write_file(const char *path, const void *data, size_t len);
