@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +22,14 @@ BUILD = ROOT / (os.environ.get("MSGSPOOL_BUILD") or "build")
 BIN = BUILD / "bench"
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# The spool's areas a row fills, set aside by clear() with the states
+# (made again on demand by the programs): inbound messages, their notes
+# and parts, the index of providers' ids, webhook events.
+AREAS = ("inbox", "inbox-new", "inbox-parts", "index", "events",
+         "events-failed")
+# A suppression's file name is its address when it holds only these
+# (lib/spool/suppress.c escapes every other byte).
+SUPPRESS_NAME_RE = re.compile(r"[A-Za-z0-9@+_-][A-Za-z0-9@.+_-]*\Z")
 KEY = "bench-key-0123456789"
 CLIENT = "bench"
 
@@ -93,14 +102,62 @@ class Instance:
         trash = self.base / "trash"
         trash.mkdir(exist_ok=True)
         for d in ("tmp", "new", "deferred", "cur", "sent", "failed", "outbox",
-                  "idempotency"):
+                  "idempotency") + AREAS:
             p = self.spool / d
             if p.exists():
                 # A request wrk gave up on may still be finishing in it:
                 # it ends in the directory set aside.
                 p.rename(trash / ("%s.%d" % (d, len(os.listdir(trash)))))
-            if d not in ("outbox", "idempotency"):
+            if d not in ("outbox", "idempotency") + AREAS:
                 p.mkdir(exist_ok=True)
+
+    def add_key(self, client, key):
+        """Another client of the instance, with its own API key."""
+        with open(self.base / "keys", "a") as f:
+            f.write("%s:%s:*\n" % (client, hashlib.sha256(key.encode()).hexdigest()))
+
+    def suppress(self, client, channel, addresses):
+        """Put addresses (normalized already: E.164 for sms) on client's
+        list of channel, fast: the files lib/spool/suppress.c writes
+        (msgspool-spool(5), Suppressions), suppressions/CLIENT/CHANNEL/
+        NAME.json, NAME the address (these need no escape), written
+        without a sync.  The lists are not set aside by clear()."""
+        d = self.spool / "suppressions" / client / channel
+        d.mkdir(parents=True, exist_ok=True)
+        at = rfc3339(time.time())
+        ns = time.time_ns()
+        for i, addr in enumerate(addresses):
+            if not SUPPRESS_NAME_RE.match(addr):
+                raise ValueError("%r would need escaping" % addr)
+            doc = {"version": 1, "id": "%016X%08X" % (ns + i, random.getrandbits(32)),
+                   "channel": channel, "address": addr, "source": "manual",
+                   "reason": "bench", "createdAt": at}
+            (d / (addr + ".json")).write_text(json.dumps(doc))
+
+    def queue_inbound(self, n, client, to, provider="twilio"):
+        """Write n inbound SMS as the receipts program keeps them
+        (lib/spool/inbox.c; msgspool-spool(5), Inbound messages): each
+        in inbox/ID.json, and noted in inbox-new/ID.json for msgspoold
+        to hand over, fast (no sync).  Their ids."""
+        inbox, notes = self.spool / "inbox", self.spool / "inbox-new"
+        inbox.mkdir(exist_ok=True)
+        notes.mkdir(exist_ok=True)
+        at = rfc3339(time.time())
+        ids = []
+        for i in range(n):
+            mid = ulid()
+            doc = {"version": 1, "id": mid, "direction": "inbound",
+                   "client": client, "channel": "sms",
+                   "from": "+49151%08d" % i, "to": to,
+                   "text": "Yes, Tuesday at 10 is fine (%d)" % i,
+                   "type": "text", "receivedAt": at, "provider": provider,
+                   "providerMessageId": "SM%032x" % random.getrandbits(128),
+                   "media": []}
+            (inbox / (mid + ".json")).write_text(json.dumps(doc))
+            (notes / (mid + ".json")).write_text(
+                json.dumps({"version": 1, "id": mid}))
+            ids.append(mid)
+        return ids
 
     def queue_sms(self, n, state="new", due=None):
         """Write n SMS spool files as sms-deliver does, fast."""

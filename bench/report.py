@@ -260,6 +260,135 @@ def scale_lines(small, large):
     return lines
 
 
+def rounds_text(runs, key="rps"):
+    return ", ".join("%.0f" % x[key] for x in runs)
+
+
+def unclean(runs):
+    """The non-2xx replies and socket errors of runs, summed."""
+    return (sum(x["non2xx"] for x in runs), sum(x["errors"] for x in runs))
+
+
+def suppress_lines(sp):
+    """Section 6, POST /sms/v1/deliver with a client's list of 100,000
+    suppressions against an empty list."""
+    lines = ["## 6. Acceptance with a suppression list of %s entries" % "{:,}".format(
+             sp["entries"]), "",
+             "POST /sms/v1/deliver of a client whose sms suppression list holds "
+             "%s entries (written as lib/spool/suppress.c lays them out, in %.1f s) "
+             "against the same route of a client whose list is empty, the same "
+             "recipient (on neither list), one spool and server, in %d alternating "
+             "rounds of %d s (req/s, medians; wrk, 2 threads, 16 connections). "
+             "Checked through the server first: one of the entries by GET "
+             "/suppressions/sms/ADDRESS, a message to it refused, the rows' "
+             "recipient accepted for both clients." % (
+                 "{:,}".format(sp["entries"]), sp["write_s"], sp["rounds"],
+                 sp["seconds"]), "",
+             "| Mode | empty list, req/s | %s entries, req/s | with / without "
+             "| target | every round, req/s (empty; %s) |" % (
+                 ("{:,}".format(sp["entries"]),) * 2),
+             "|---|---|---|---|---|---|"]
+    for m in sp["modes"]:
+        rps = {k: [x["rps"] for x in v] for k, v in m["runs"].items()}
+        ratio = median(rps["with"]) / median(rps["without"]) if median(rps["without"]) else 0
+        bad = {k: unclean(v) for k, v in m["runs"].items()}
+        clean = not any(a or b for a, b in bad.values())
+        tgt = "≥ %.2f: %s" % (sp["target"], verdict(ratio >= sp["target"] and clean
+                                                     and m["checks"]["ok"]))
+        if not m["checks"]["ok"]:
+            tgt += "; **the lists were not as they should be**: %s" % ", ".join(
+                "%s %s" % (k, v) for k, v in m["checks"]["statuses"].items())
+        lines.append("| %s | %.0f | %.0f | %.2f | %s | %s; %s |" % (
+            m["mode"], median(rps["without"]), median(rps["with"]), ratio, tgt,
+            rounds_text(m["runs"]["without"]), rounds_text(m["runs"]["with"])))
+        if not clean:
+            lines.append("|  ↳ non-2xx %d, socket errors %d empty; non-2xx %d, socket "
+                         "errors %d long | | | | | |" % (bad["without"] + bad["with"]))
+    lk = sp.get("lookup_us")
+    if lk:
+        lines += ["", "What the list's size can change in a lookup (diagnostic: "
+                  "the recipient's name, on no list, opened in the directory of "
+                  "the list of %s and in an empty one, from Python, the median of "
+                  "3 rounds of 20,000): %.2f µs and %.2f µs. That difference is "
+                  "what the list's size can cost a request of hundreds of µs; a "
+                  "row's ratio further from 1 than it allows is the noise of the "
+                  "disk and of the machine." % (
+                      "{:,}".format(sp["entries"]), lk["with"], lk["without"])]
+    return lines + [""]
+
+
+def inbound_lines(ib):
+    """Section 7, inbound messages kept through POST /receipts/twilio,
+    next to GET /ping."""
+    lines = ["## 7. Inbound messages through POST /receipts/twilio", "",
+             "Twilio's incoming-message webhook: signed forms (X-Twilio-Signature, "
+             "HMAC-SHA1 over the URL and the sorted parameters), a MessageSid of "
+             "its own each (%s made before, cycled by wrk), each checked, indexed "
+             "and kept with its note durably before its 200; next to GET /ping of "
+             "the same server, in %d alternating rounds of %d s (wrk, 2 threads, "
+             "16 connections). Stored a second: the requests answered 200 whose "
+             "messages are in inbox/ after the round, over its seconds (medians)." % (
+                 "{:,}".format(ib["forms"]), ib["rounds"], ib["seconds"]), "",
+             "| Mode | stored / s | POST req/s | GET /ping req/s | stored / ping "
+             "| p50 ms | p99 ms | every round (stored / s; ping req/s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for m in ib["modes"]:
+        if not m["check"]["ok"]:
+            lines.append("| %s | could not be measured: one form by hand got %s, %s, "
+                         "kept for %s | | | | | | |" % (
+                             m["mode"], m["check"]["status"], m["check"]["type"],
+                             m["check"]["kept"]))
+            continue
+        runs = m["runs"]["inbound"]
+        # Answered 200 within wrk's seconds and found in inbox/ (which
+        # also holds what the last connections' requests kept after).
+        stored = [min(x["kept"], x["requests"] - x["non2xx"]) / x["seconds"]
+                  if x["seconds"] else 0 for x in runs]
+        ping = [x["rps"] for x in m["runs"]["ping"]]
+        mid = sorted(runs, key=lambda x: x["rps"])[len(runs) // 2]
+        lines.append("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %s; %s |" % (
+            m["mode"], median(stored), median([x["rps"] for x in runs]), median(ping),
+            median(stored) / median(ping) if median(ping) else 0,
+            mid["p50_ms"], mid["p99_ms"], ", ".join("%.0f" % x for x in stored),
+            ", ".join("%.0f" % x for x in ping)))
+        non2xx, errors = unclean(runs)
+        lost = sum(max(0, x["requests"] - x["non2xx"] - x["kept"]) for x in runs)
+        if non2xx or errors or lost:
+            lines.append("|  ↳ non-2xx %d, socket errors %d, answered but not kept "
+                         "(or a MessageSid again) %d | | | | | | | |"
+                         % (non2xx, errors, lost))
+    return lines + [""]
+
+
+def received_lines(rows):
+    """Section 8, message.received webhooks delivered by msgspoold."""
+    lines = ["## 8. message.received webhooks from msgspoold", "",
+             "Inbound messages waiting in the inbox (written as the receipts "
+             "program keeps them, each noted in inbox-new/), handed over by "
+             "msgspoold to a receiver on 127.0.0.1 answering 200 at once: timed "
+             "from the daemon's start until the receiver has every one. Webhook "
+             "transfers are a quarter of `concurrency`. The first event goes once "
+             "the daemon's pass over inbox-new/ has stored every waiting message's "
+             "event in events/, a durable write each (msgspoold(8), Inbound "
+             "messages); from the first to the last, the rate of the transfers "
+             "alone.", "",
+             "| Messages | concurrency (webhook transfers) | delivered | seconds "
+             "| delivered / s | first after s | first to last, / s | most in flight "
+             "| signed |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %d | %d (%d) | %d%s | %.2f | %.0f | %s | %s | %d | %d of %d |" % (
+            r["n"], r["concurrency"], r["transfers"], r["messages"],
+            " (**timed out**)" if r["timed_out"] else "", r["seconds"], r["per_s"],
+            "%.2f" % r["first_s"] if r["first_s"] is not None else "-",
+            "%.0f" % r["flowing_per_s"] if r.get("flowing_per_s") else "-",
+            r["max_in_flight"], r["signed"], r["requests"]))
+        if r["requests"] != r["messages"]:
+            lines.append("|  ↳ %d requests for %d messages (%d events) | | | | | | | | |"
+                         % (r["requests"], r["messages"], r["events"]))
+    return lines + [""]
+
+
 def render(res):
     """The text of bench/results.md for the results res."""
     s = res["started"]
@@ -291,5 +420,11 @@ def render(res):
         lines += smtp_lines(res["smtp"])
     if "scale" in res:
         lines += scale_lines(*res["scale"])
+    if "suppress" in res:
+        lines += suppress_lines(res["suppress"])
+    if "inbound" in res:
+        lines += inbound_lines(res["inbound"])
+    if "received" in res:
+        lines += received_lines(res["received"])
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ import argparse
 import base64
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -38,6 +40,12 @@ from report import median, render  # noqa: E402
 from slowhttp import SlowHTTP  # noqa: E402
 
 
+def mkdir(path):
+    """path, a directory made if it was none."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return Path(path)
+
+
 def small_pdf(size):
     """A valid-looking PDF of about size bytes."""
     head = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
@@ -47,7 +55,11 @@ def small_pdf(size):
 
 
 
-def wrk(url, duration, script=None, connections=16, threads=2):
+# wrk's threads (lua_twilio gives each its share of the forms).
+WRK_THREADS = 2
+
+
+def wrk(url, duration, script=None, connections=16, threads=WRK_THREADS):
     """Run wrk; returns rps, p50/p99 in ms, and non-2xx/error counts."""
     cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % duration,
            "--latency", "--timeout", "10s"]
@@ -61,7 +73,11 @@ def wrk(url, duration, script=None, connections=16, threads=2):
         v = float(m.group(1))
         return v / 1000 if m.group(2) == "us" else v * 1000 if m.group(2) == "s" else v
 
+    done = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", out)
     res = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+           "requests": int(done.group(1)),
+           "seconds": float(done.group(2)) * {"us": 1e-6, "ms": 1e-3, "s": 1,
+                                               "m": 60}[done.group(3)],
            "p50_ms": ms(re.search(r"\s50%\s+(\S+)", out).group(1)),
            "p99_ms": ms(re.search(r"\s99%\s+(\S+)", out).group(1)),
            "non2xx": int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1]),
@@ -75,14 +91,15 @@ def wrk_count(url, duration, script=None):
     return int(r["rps"] * duration)
 
 
-def lua_post(path, body, work, header=None):
-    """A wrk script posting body as the bench client; with header, that
-    header has a value of its own on every request (the script's
-    request(): a tag of this script and its load, wrk's thread, a count)."""
-    p = Path(work) / ("%s.lua" % abs(hash(path + str(len(body)) + (header or ""))))
+def lua_post(path, body, work, header=None, key=KEY):
+    """A wrk script posting body as the bench client (or the client of
+    key); with header, that header has a value of its own on every
+    request (the script's request(): a tag of this script and its load,
+    wrk's thread, a count)."""
+    p = Path(work) / ("%s.lua" % abs(hash(path + str(len(body)) + (header or "") + key)))
     lua = ('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
            'wrk.headers["X-API-KEY"] = "%s"\nwrk.body = %s\n'
-           % (KEY, json.dumps(body.decode() if isinstance(body, bytes) else body)))
+           % (key, json.dumps(body.decode() if isinstance(body, bytes) else body)))
     if header:
         lua += ('local threads, n = 0, 0\n'
                 'local tag = string.format("%s-%%x", os.time())\n'
@@ -99,30 +116,38 @@ def lua_post(path, body, work, header=None):
     return p
 
 
-def probe(url, body):
-    """One POST of body as the bench client: the reply's status and headers."""
-    req = urllib.request.Request(url, data=body, headers={
-        "Content-Type": "application/json", "X-API-KEY": KEY})
+def probe(url, body, key=KEY, headers=None, reply=False):
+    """One POST of body as the bench client (or the client of key; no
+    X-API-KEY when key is None; headers in place of a JSON body's, when
+    given), or a GET when body is None: the reply's status and headers,
+    and its body too when reply is true."""
+    req = urllib.request.Request(url, data=body, headers=headers or dict(
+        {"Content-Type": "application/json"}, **({"X-API-KEY": key} if key else {})))
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, r.headers
+            out = r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
-        return e.code, e.headers
+        out = e.code, e.headers, e.read()
+    return out if reply else out[:2]
 
 
 
-def alternating(cases, rounds, duration):
+def alternating(cases, rounds, duration, after=None):
     """wrk on each of cases, (name, url, script, inst), in turn, rounds
     times, inst's spool cleared after each run: two rows a few seconds
     apart on a noisy disk differ by more than what they compare, and
     rounds that alternate them share the noise.  Every other round runs
     them in reverse order, so none always follows the same neighbour.
-    Every run's wrk result, by name."""
+    Every run's wrk result, by name; after(name, inst), when given, is
+    called on each run's spool before it is cleared, its dict added to
+    the run's result."""
     runs = {name: [] for name, _, _, _ in cases}
     for i in range(rounds):
         for name, url, script, inst in (cases if i % 2 == 0 else cases[::-1]):
             runs[name].append(wrk(url, duration, script))
             time.sleep(0.5)
+            if after:
+                runs[name][-1].update(after(name, inst))
             inst.clear()
     return runs
 
@@ -548,7 +573,322 @@ def bench_kannel(work, quick, sms_rps_lighttpd):
     return kannel.kannel_sendsms(str(Path(work) / "kannel"), duration=3 if quick else 8)
 
 
-DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale"
+# Issue 22: a client's suppression list at acceptance, inbound messages
+# through the receipts route, message.received webhooks from msgspoold.
+
+# The sms list of the client LISTED (a large sender's, after years of
+# STOPs and bounces); the bench client's is empty.
+SUPPRESSED = 100000
+LISTED = "listed"
+LISTED_KEY = "bench-listed-key-0123456789"
+# Its target (5 %) is finer than a round's noise on a shared disk: in a
+# full run more rounds, shorter, than the costs of section 1.
+SUPPRESS_ROUNDS = 9
+
+
+def suppress_checks(srv, listed):
+    """That the lists are what the rows say, through the server: one of
+    LISTED's suppressions answered by GET /suppressions/sms/ADDRESS (and
+    none of the bench client's), a message to it refused 422, and the
+    rows' recipient, on neither list, accepted for both clients.  The
+    statuses by name, and whether all are as they should be."""
+    one = listed[len(listed) // 2]
+    url = srv.url("/suppressions/sms/" + urllib.parse.quote(one, safe=""))
+    got = {}
+    st, _, body = probe(url, None, key=LISTED_KEY, reply=True)
+    got["GET one of them (listed)"] = st
+    ok = st == 200 and json.loads(body or b"{}").get("address") == one
+    got["GET it (bench)"] = probe(url, None)[0]
+    sms = {"recipient": one, "messageBody": "bench"}
+    got["POST to it (listed)"] = probe(srv.url("/sms/v1/deliver"),
+                                       json.dumps(sms).encode(), key=LISTED_KEY)[0]
+    sms["recipient"] = "+4915112345678"
+    got["POST to the rows' recipient (listed)"] = probe(
+        srv.url("/sms/v1/deliver"), json.dumps(sms).encode(), key=LISTED_KEY)[0]
+    got["POST to it (bench)"] = probe(srv.url("/sms/v1/deliver"),
+                                      json.dumps(sms).encode())[0]
+    ok = ok and list(got.values()) == [200, 404, 422, 202, 202]
+    return {"statuses": got, "ok": ok}
+
+
+def lookup_us(dirs, name, n=20000, rounds=3):
+    """What the list's size can change in a lookup: name (on no list)
+    looked up by one open in each of dirs, (row, directory), a list's
+    directory (suppressions/CLIENT/sms/) and an empty one on the same
+    file system: microseconds an open, the median of rounds alternating
+    them, by row.  What the rows' ratio cannot show under the disk's
+    noise."""
+    took = {row: [] for row, _ in dirs}
+    for _ in range(rounds):
+        for row, d in dirs:
+            dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    try:
+                        os.close(os.open(name, os.O_RDONLY | os.O_NOFOLLOW,
+                                         dir_fd=dfd))
+                    except FileNotFoundError:
+                        pass
+                took[row].append((time.perf_counter() - t0) * 1e6 / n)
+            finally:
+                os.close(dfd)
+    return {row: median(v) for row, v in took.items()}
+
+
+def bench_suppress(work, quick):
+    """POST /sms/v1/deliver for a client whose sms suppression list holds
+    SUPPRESSED entries against the same route for a client whose list is
+    empty, the same recipient (on neither list), over one spool, in
+    alternating rounds, under CGI and under msgspool-fcgi: what the
+    lookup at acceptance (msgspool-spool(5), Suppressions: one open
+    whatever the list's size) costs a long list.  The lists are written
+    as lib/spool/suppress.c lays them out (Instance.suppress: 100,000
+    runs of msgspool suppress add would take minutes)."""
+    dur, rounds = 3, COST_ROUNDS if quick else SUPPRESS_ROUNDS
+    inst = Instance(Path(work) / "suppress")
+    inst.add_key(LISTED, LISTED_KEY)
+    listed = ["+4916%08d" % i for i in range(SUPPRESSED)]
+    t0 = time.time()
+    inst.suppress(LISTED, "sms", listed)
+    out = {"entries": SUPPRESSED, "write_s": time.time() - t0,
+           "rounds": rounds, "seconds": dur, "target": 0.95, "modes": [],
+           "lookup_us": lookup_us((
+               ("without", mkdir(Path(work) / "empty-list")),
+               ("with", inst.spool / "suppressions" / LISTED / "sms")),
+               "+4915112345678.json")}
+    path = "/sms/v1/deliver"
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    without = lua_post(path, sms, work)
+    with_ = lua_post(path, sms, work, key=LISTED_KEY)
+    for mode in ("CGI", "msgspool-fcgi"):
+        srv = (Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop") if mode == "CGI"
+               else LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "suppress"))
+        try:
+            checks = suppress_checks(srv, listed)
+            inst.clear()
+            runs = alternating([("without", srv.url(path), without, inst),
+                                ("with", srv.url(path), with_, inst)],
+                               rounds, dur)
+        finally:
+            srv.stop()
+        out["modes"].append({"mode": mode, "checks": checks, "runs": runs})
+    return out
+
+
+# The Twilio account of the inbound rows, and the client's number.
+TWILIO_SID = "AC" + "0123456789abcdef" * 2
+TWILIO_TOKEN = "be9c4face0be9c4face0be9c4face0be"
+PUBLIC_URL = "https://msg.example.com"
+INBOUND_TO = "+15005550006"
+INBOUND_ROUNDS = 3
+# Signed forms, cycled by wrk's threads: more than a run posts, so that
+# no MessageSid comes twice in one (every run has a spool of its own).
+INBOUND_FORMS = 60000
+
+
+def inbound_conf(extra=""):
+    """The config of the inbound rows: the Twilio account whose auth
+    token signs the forms, the public URL they are signed for, the
+    bench client owning the number."""
+    return ("public-url = %s\n%s[sms]\nprovider = twilio\naccount-sid = %s\n"
+            "auth-token = %s\nfrom = %s\napi-base = http://127.0.0.1:9\n"
+            "[client.%s]\ninbound = %s\n" % (PUBLIC_URL, extra, TWILIO_SID,
+                                             TWILIO_TOKEN, INBOUND_TO, CLIENT,
+                                             INBOUND_TO))
+
+
+def twilio_forms(n):
+    """n of Twilio's incoming-message webhook forms (as the stand-in of
+    the tests posts them, doubles/twilio.py), each with a MessageSid of
+    its own, signed as Twilio signs them (harness/receiptsign.py) for
+    PUBLIC_URL/receipts/twilio: (X-Twilio-Signature, urlencoded body)."""
+    sys.path.insert(0, str(ROOT / "tests" / "blackbox"))
+    from harness.receiptsign import twilio_sig
+    url = PUBLIC_URL + "/receipts/twilio"
+    out = []
+    for i in range(n):
+        sid = "SM%032x" % random.getrandbits(128)
+        form = {"ToCountry": "US", "ToState": "CA", "SmsMessageSid": sid,
+                "NumMedia": "0", "ToCity": "", "FromZip": "", "SmsSid": sid,
+                "FromState": "", "SmsStatus": "received", "FromCity": "",
+                "Body": "Yes, Tuesday at 10 is fine (%d)" % i,
+                "FromCountry": "DE", "To": INBOUND_TO, "ToZip": "",
+                "NumSegments": "1", "MessageSid": sid, "AccountSid": TWILIO_SID,
+                "From": "+49151%08d" % i, "ApiVersion": "2010-04-01"}
+        out.append((twilio_sig(TWILIO_TOKEN, url, form),
+                    urllib.parse.urlencode(form)))
+    return out
+
+
+def lua_twilio(forms, work):
+    """A wrk script posting forms (twilio_forms), one after another:
+    each of the WRK_THREADS threads reads its share of them (every
+    WRK_THREADS-th line) at init and cycles through it."""
+    data = Path(work) / "twilio-forms.txt"
+    data.write_text("".join("%s\t%s\n" % f for f in forms))
+    p = Path(work) / "twilio.lua"
+    p.write_text(
+        'wrk.method = "POST"\n'
+        'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"\n'
+        'wrk.headers["User-Agent"] = "TwilioProxy/1.1"\n'
+        'local threads, sigs, bodies, n, i = 0, {}, {}, 0, 0\n'
+        'function setup(thread)\n'
+        '  thread:set("tid", threads)\n'
+        '  threads = threads + 1\n'
+        'end\n'
+        'function init(args)\n'
+        '  local k = 0\n'
+        '  for line in io.lines(%s) do\n'
+        '    if k %% %d == tid then\n'
+        '      local tab = line:find("\\t", 1, true)\n'
+        '      n = n + 1\n'
+        '      sigs[n] = line:sub(1, tab - 1)\n'
+        '      bodies[n] = line:sub(tab + 1)\n'
+        '    end\n'
+        '    k = k + 1\n'
+        '  end\n'
+        'end\n'
+        'function request()\n'
+        '  i = i %% n + 1\n'
+        '  wrk.headers["X-Twilio-Signature"] = sigs[i]\n'
+        '  wrk.body = bodies[i]\n'
+        '  return wrk.format()\n'
+        'end\n' % (json.dumps(str(data)), WRK_THREADS))
+    return p
+
+
+def inbox_kept(inst):
+    """The inbound messages inst's spool keeps, and their clients."""
+    d = inst.spool / "inbox"
+    if not d.is_dir():
+        return []
+    return [json.loads(Path(e.path).read_bytes()).get("client")
+            for e in os.scandir(d)]
+
+
+def bench_inbound(work, quick):
+    """Inbound messages stored a second through POST /receipts/twilio
+    (Twilio's signed incoming-message forms, a MessageSid of its own
+    each), next to GET /ping of the same server, in alternating rounds,
+    under CGI and under msgspool-fcgi: each request checks the
+    signature, takes the MessageSid's index entry and keeps the message
+    and its note durably before it answers (msgspool-spool(5), Inbound
+    messages)."""
+    dur = 3 if quick else 5
+    inst = Instance(Path(work) / "inbound", inbound_conf())
+    forms = twilio_forms(INBOUND_FORMS)
+    script = lua_twilio(forms, work)
+    out = {"rounds": INBOUND_ROUNDS, "seconds": dur, "forms": len(forms),
+           "modes": []}
+
+    def kept(name, inst):
+        return {"kept": len(inbox_kept(inst))} if name == "inbound" else {}
+
+    for mode in ("CGI", "msgspool-fcgi"):
+        srv = (Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop") if mode == "CGI"
+               else LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "inbound"))
+        try:
+            # One of them, by hand: 200, TwiML, kept once, for the client.
+            sig, body = twilio_forms(1)[0]
+            st, h, reply = probe(srv.url("/receipts/twilio"), body.encode(), headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-Twilio-Signature": sig}, reply=True)
+            check = {"status": st, "type": h.get("Content-Type"),
+                     "kept": inbox_kept(inst)}
+            check["ok"] = (st == 200 and b"<Response" in reply and
+                           check["kept"] == [CLIENT])
+            inst.clear()
+            runs = alternating([("ping", srv.url("/ping"), None, inst),
+                                ("inbound", srv.url("/receipts/twilio"), script, inst)],
+                               INBOUND_ROUNDS, dur, after=kept)
+        finally:
+            srv.stop()
+        out["modes"].append({"mode": mode, "check": check, "runs": runs})
+    return out
+
+
+# The webhook receiver's secret (Standard Webhooks: whsec_, base64).
+HOOK_SECRET = "whsec_" + base64.b64encode(b"the bench client's webhook secret").decode()
+
+
+def hook_check(recorded, ids):
+    """What the receiver got, against the inbound messages ids: how many
+    requests, distinct events, message.received events of one of ids
+    (each once), and correctly signed ones (harness/receiptsign.py)."""
+    sys.path.insert(0, str(ROOT / "tests" / "blackbox"))
+    from harness.receiptsign import stdwh_sig
+    events, of, signed = set(), set(), 0
+    for _, head, body in recorded:
+        h = {}
+        for line in head.decode("latin-1").split("\r\n")[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                h[k.strip().lower()] = v.strip()
+        events.add(h.get("webhook-id"))
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            continue
+        if doc.get("type") == "message.received" and \
+                (doc.get("data") or {}).get("id") in ids:
+            of.add(doc["data"]["id"])
+        want = stdwh_sig(HOOK_SECRET, h.get("webhook-id", ""),
+                         h.get("webhook-timestamp", ""), body)
+        if want in h.get("webhook-signature", "").split(" "):
+            signed += 1
+    return {"requests": len(recorded), "events": len(events),
+            "messages": len(of), "signed": signed}
+
+
+def bench_received(work, quick):
+    """message.received webhooks delivered a second by msgspoold to a
+    receiver on 127.0.0.1 answering 200 at once: n inbound messages
+    waiting in the inbox (written as the receipts program keeps them),
+    timed from the daemon's start until the receiver has n, by
+    concurrency (webhook transfers: a quarter of it)."""
+    n = 2000 if quick else 10000
+    limit = 120 if quick else 600
+    rows = []
+    for conc in (16, 128):
+        hook = SlowHTTP(0, record=True).start()
+        inst = Instance(Path(work) / ("received%d" % conc), inbound_conf(
+            "concurrency = %d\n" % conc) + "webhook-url = %s\nwebhook-secret = %s\n"
+            % (hook.url(), HOOK_SECRET))
+        ids = set(inst.queue_inbound(n, CLIENT, INBOUND_TO))
+        log = open(inst.base / "msgspoold.log", "wb")
+        t0 = time.time()
+        d = subprocess.Popen([str(BUILD / "spooler" / "msgspoold"), "-c", str(inst.conf)],
+                             stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_until(lambda: hook.requests >= n or d.poll() is not None, limit, 0.01)
+            dt = time.time() - t0
+            # To the n-th request's coming, when it came.
+            times = sorted(t for t, _, _ in hook.recorded)
+            if len(times) >= n:
+                dt = times[n - 1] - t0
+        finally:
+            d.terminate()
+            try:
+                d.wait(10)
+            except subprocess.TimeoutExpired:
+                d.kill()
+                d.wait()
+            log.close()
+            hook.stop()
+        got = hook_check(hook.recorded, ids)
+        rows.append(dict(got, n=n, concurrency=conc, transfers=max(1, conc // 4),
+                         seconds=dt, first_s=times[0] - t0 if times else None,
+                         # The rate once they flow: from the first to the n-th.
+                         flowing_per_s=(n - 1) / (times[n - 1] - times[0])
+                         if len(times) >= n and times[n - 1] > times[0] else None,
+                         per_s=got["messages"] / dt, timed_out=hook.requests < n,
+                         rc=d.returncode, connections=hook.connections,
+                         max_in_flight=hook.max_in_flight))
+    return rows
+
+
+DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received"
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
 DEFAULT_FCGI_WORKERS = 8
@@ -585,6 +925,12 @@ def measure(only, quick, baseline=None):
         if "scale" in only:
             res["scale"] = [bench_scale(work, 2000 if quick else 10000),
                             bench_scale(work, 20000 if quick else 100000)]
+        if "suppress" in only:
+            res["suppress"] = bench_suppress(work, quick)
+        if "inbound" in only:
+            res["inbound"] = bench_inbound(work, quick)
+        if "received" in only:
+            res["received"] = bench_received(work, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res["load_end"] = os.getloadavg()[0]

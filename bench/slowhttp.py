@@ -1,16 +1,20 @@
 """slowhttp.py: an HTTP/1.1 stand-in that answers every POST after a fixed
 delay, with keep-alive, for make bench (the spooler's throughput against a
-provider that takes 50 ms). asyncio, so thousands can wait at once; counts
-requests, connections and the most requests in flight."""
+provider that takes 50 ms), and as a client's webhook receiver. asyncio,
+so thousands can wait at once; counts requests, connections and the most
+requests in flight, and with record keeps each request."""
 import asyncio
 import json
 import sys
 import threading
+import time
 
 
 class SlowHTTP:
-    def __init__(self, delay=0.05, host="127.0.0.1"):
+    def __init__(self, delay=0.05, host="127.0.0.1", record=False):
         self.delay = delay
+        # With record: (time it came, head, body) of each request.
+        self.recorded = [] if record else None
         self.host = host
         self.port = None
         self.requests = 0
@@ -31,8 +35,9 @@ class SlowHTTP:
                 for line in head.split(b"\r\n"):
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":", 1)[1])
-                if length:
-                    await reader.readexactly(length)
+                body = await reader.readexactly(length) if length else b""
+                if self.recorded is not None:
+                    self.recorded.append((time.time(), head, body))
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
                 await asyncio.sleep(self.delay)
