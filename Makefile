@@ -220,6 +220,7 @@ $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
 CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o \
 		   $(O)spooler/cli/cli_inbox.o
 CLI_OBJS	+= $(O)spooler/cli/cli_suppress.o
+CLI_OBJS	+= $(O)spooler/cli/cli_progress.o
 $(CLI): $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS_BASE)
 
