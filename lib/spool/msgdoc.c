@@ -274,6 +274,32 @@ msgdoc_status(const json_t *doc, const char *state)
 	    "failed";
 }
 
+void
+msgdoc_set_reference(json_t *doc, const char *reference)
+{
+	if (reference != NULL)
+		json_object_set_new(doc, "reference", json_string(reference));
+}
+
+const char *
+msgdoc_reference(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "reference"));
+}
+
+void
+msgdoc_set_route(json_t *doc, const char *route)
+{
+	if (route != NULL)
+		json_object_set_new(doc, "route", json_string(route));
+}
+
+const char *
+msgdoc_route(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "route"));
+}
+
 const char *
 msgdoc_provider(const json_t *doc)
 {
@@ -522,10 +548,13 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 			final_at = last_at;
 	}
 	reply = json_object_get(doc, "providerReply");
-	o = json_pack("{s:O, s:O, s:s, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
+	o = json_pack("{s:O, s:s, s:O, s:s, s:o, s:s, s:o, s:o, s:o, s:I, "
+	    "s:o, s:o}",
 	    "id", json_object_get(doc, "id"),
+	    "direction", "outbound",
 	    "channel", json_object_get(doc, "channel"),
 	    "recipient", msgdoc_recipient(doc),
+	    "reference", opt(doc, "reference"),
 	    "status", status,
 	    "createdAt", opt(doc, "created"),
 	    "updatedAt", last_at ? json_string(last_at) : opt(doc, "created"),
@@ -541,6 +570,7 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 		final_at = last_at;
 	json_object_set_new(o, "completedAt", final(status) && final_at ?
 	    json_string(final_at) : json_null());
+	json_object_set_new(o, "route", opt(doc, "route"));
 	json_object_set_new(o, "provider", json_is_string(json_object_get(
 	    reply, "provider")) ? json_incref(json_object_get(reply,
 	    "provider")) : json_null());

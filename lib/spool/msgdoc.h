@@ -5,7 +5,8 @@
  *	{"version":1, "id", "channel", "client", "created", "sendAt"?,
  *	 "attempts", "nextAttempt", "lastAttempt"?, "lastError",
  *	 "providerReply", "sentAt"?, "gaveUp"?, "retriedAt"?, "canceled"?,
- *	 "inReplyTo"?, "events": [{"status", "at", "source"?}…], "message"}
+ *	 "inReplyTo"?, "reference"?, "route"?,
+ *	 "events": [{"status", "at", "source"?}…], "message"}
  *
  * and an upload document of the deprecated attachments route:
  *
@@ -111,6 +112,22 @@ void		 msgdoc_cancel(json_t *doc, time_t now);
 void		 msgdoc_event(json_t *doc, const char *status, time_t at,
 		    const char *source);
 
+/*
+ * The client's own reference of the message, given with it (a value
+ * valid_reference passed), or NULL when it gave none.  Set once, when
+ * the message is built; NULL sets nothing.
+ */
+void		 msgdoc_set_reference(json_t *doc, const char *reference);
+const char	*msgdoc_reference(const json_t *doc);
+
+/*
+ * The route whose provider made the last attempt: the config section
+ * ("sms", "voice", "email", "ott.3"), recorded by msgspoold with each
+ * attempt it hands to a provider; NULL before any.
+ */
+void		 msgdoc_set_route(json_t *doc, const char *route);
+const char	*msgdoc_route(const json_t *doc);
+
 /* The provider that took the message and its id there, or NULL. */
 const char	*msgdoc_provider(const json_t *doc);
 const char	*msgdoc_provider_id(const json_t *doc);
@@ -176,9 +193,10 @@ json_t		*msgdoc_receipt_new(const char *rid, const char *provider,
 const char	*msgdoc_status(const json_t *doc, const char *state);
 
 /*
- * The status object of a message as GET /messages/{id} returns it,
- * with its events when events is set (webhooks leave them out).  A new
- * reference, or NULL out of memory.
+ * The status object of a message as GET /messages/{id} returns it
+ * (conf/openapi.yaml, MessageStatus: "direction" "outbound", its
+ * "reference" and "route" or null), with its events when events is set
+ * (webhooks leave them out).  A new reference, or NULL out of memory.
  */
 json_t		*msgdoc_status_object(const json_t *doc, const char *state,
 		    int events);

@@ -93,6 +93,7 @@ outcome(struct daemon *d, struct job *job)
 	const char	*gave_up;
 	struct timespec	 ts;
 	time_t		 now, next = 0;
+	char		 section[64];
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = ts.tv_sec;
@@ -105,6 +106,14 @@ outcome(struct daemon *d, struct job *job)
 		    2, policy_jitter()));
 	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
 	    gave_up);
+	/*
+	 * The route that tried it (msgspool-spool(5), route); a test key's
+	 * is its channel's, as a live key's message names it.
+	 */
+	if (job->route != NULL)
+		msgdoc_set_route(job->doc, strcmp(job->route->section,
+		    PROVIDER_TEST_SECTION) != 0 ? job->route->section :
+		    channel_section(job->doc, section, sizeof(section)));
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
 	    SPOOL_DEFERRED : SPOOL_FAILED;
 }

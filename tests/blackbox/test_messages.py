@@ -10,10 +10,10 @@ from conftest import (assert_problem, assert_unauthorized, in_future,
                       parse_time)
 from openapi_check import check_reply
 
-STATUS_KEYS = {"id", "channel", "recipient", "status", "createdAt",
-               "updatedAt", "sendAt", "attempts", "nextAttemptAt", "sentAt",
-               "completedAt", "provider", "providerMessageId", "error",
-               "events"}
+STATUS_KEYS = {"id", "direction", "channel", "recipient", "reference",
+               "status", "createdAt", "updatedAt", "sendAt", "attempts",
+               "nextAttemptAt", "sentAt", "completedAt", "route", "provider",
+               "providerMessageId", "error", "events"}
 
 
 def _queue(srv, client="acme", **kw):
@@ -61,11 +61,14 @@ def test_queued_then_sent(srv):
     assert st["attempts"] == 0
     assert st["sentAt"] is None and st["completedAt"] is None
     assert st["error"] is None and st["sendAt"] is None
+    assert st["direction"] == "outbound"
+    assert st["reference"] is None and st["route"] is None
     srv.inst.daemon_once()
     st = _status(srv, sid)
     assert st["status"] == "sent"
     assert st["attempts"] == 1
     assert st["provider"] == "file"
+    assert st["route"] == "sms"
     parse_time(st["sentAt"])
     assert st["completedAt"] is None        # sent is not final
     assert [e["status"] for e in st["events"]] == ["queued", "sent"]

@@ -324,21 +324,32 @@ def test_message_status_schema():
     s = DOC["components"]["schemas"]
     status = s["MessageStatus"]
     assert set(status["required"]) == set(status["properties"]) == {
-        "id", "channel", "recipient", "status", "createdAt", "updatedAt",
-        "sendAt", "attempts", "nextAttemptAt", "sentAt", "completedAt",
-        "provider", "providerMessageId", "error", "events"}
+        "id", "direction", "channel", "recipient", "reference", "status",
+        "createdAt", "updatedAt", "sendAt", "attempts", "nextAttemptAt",
+        "sentAt", "completedAt", "route", "provider", "providerMessageId",
+        "error", "events"}
     assert status["additionalProperties"] is False
     assert s["MessageStatusValue"]["enum"] == [
         "scheduled", "queued", "sending", "retrying", "sent", "delivered",
         "read", "undelivered", "failed", "canceled"]
-    ok = {"id": SOME_ID, "channel": "sms", "recipient": RECIPIENT,
+    ok = {"id": SOME_ID, "direction": "outbound", "channel": "sms",
+          "recipient": RECIPIENT, "reference": None,
           "status": "queued", "createdAt": "2026-11-23T10:00:00Z",
           "updatedAt": "2026-11-23T10:00:00Z", "sendAt": None, "attempts": 0,
           "nextAttemptAt": None, "sentAt": None, "completedAt": None,
-          "provider": None, "providerMessageId": None, "error": None,
+          "route": None, "provider": None, "providerMessageId": None,
+          "error": None,
           "events": [{"status": "queued", "at": "2026-11-23T10:00:00Z"}]}
     assert schema_errors(ok, "MessageStatus") == []
-    for bad in (dict(ok, status="Queued"), dict(ok, sendAt="tomorrow"),
+    for good in (dict(ok, reference="order-1001"),
+                 dict(ok, reference="\u00e9" * 128),
+                 dict(ok, reference="\U0001F600" * 128),
+                 dict(ok, route="ott.3")):
+        assert schema_errors(good, "MessageStatus") == [], good
+    for bad in (dict(ok, direction="inbound"), dict(ok, reference=""),
+                dict(ok, reference="x" * 129), dict(ok, reference="a\nb"),
+                dict(ok, reference="a\u0085b"), dict(ok, reference=7),
+                dict(ok, status="Queued"), dict(ok, sendAt="tomorrow"),
                 dict(ok, nextAttemptAt="2026-11-23T10:01:00Z"),
                 dict(ok, completedAt="2026-11-23T10:01:00Z"),
                 dict(ok, error={"message": "x"}),

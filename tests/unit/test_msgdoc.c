@@ -284,6 +284,56 @@ test_status(void **state)
 	json_decref(doc);
 }
 
+/*
+ * The status object names its direction, the client's reference and
+ * the route of the last attempt: null while there is none of either.
+ */
+static void
+test_reference_route(void **state)
+{
+	char	 id[ULID_LEN + 1];
+	json_t	*doc, *o;
+	time_t	 now = time(NULL);
+
+	(void)state;
+	doc = fresh(id, 0);
+	assert_null(msgdoc_reference(doc));
+	assert_null(msgdoc_route(doc));
+	msgdoc_set_reference(doc, NULL);
+	assert_null(json_object_get(doc, "reference"));
+	o = msgdoc_status_object(doc, "new", 1);
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "direction")), "outbound");
+	assert_true(json_is_null(json_object_get(o, "reference")));
+	assert_true(json_is_null(json_object_get(o, "route")));
+	json_decref(o);
+
+	msgdoc_set_reference(doc, "order-1001 \xc3\xa9");
+	assert_string_equal(msgdoc_reference(doc), "order-1001 \xc3\xa9");
+	msgdoc_attempt(doc, MSG_TEMPFAIL, "HTTP 503", NULL, now, now + 60,
+	    NULL);
+	msgdoc_set_route(doc, "ott.3");
+	msgdoc_attempt(doc, MSG_OK, NULL, NULL, now + 60, 0, NULL);
+	msgdoc_set_route(doc, "sms");
+	assert_string_equal(msgdoc_route(doc), "sms");
+	/* Webhooks' data, without events, carries them too. */
+	o = msgdoc_status_object(doc, "sent", 0);
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "reference")), "order-1001 \xc3\xa9");
+	assert_string_equal(json_string_value(json_object_get(o, "route")),
+	    "sms");
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "direction")), "outbound");
+	json_decref(o);
+	/* Not a string (a file edited by hand): none. */
+	json_object_set_new(doc, "reference", json_integer(7));
+	assert_null(msgdoc_reference(doc));
+	o = msgdoc_status_object(doc, "sent", 0);
+	assert_true(json_is_null(json_object_get(o, "reference")));
+	json_decref(o);
+	json_decref(doc);
+}
+
 /* A message in parts: delivered once every part is, undelivered at once. */
 static void
 test_parts(void **state)
@@ -489,6 +539,7 @@ main(void)
 		cmocka_unit_test(test_retry_restarts_max_age),
 		cmocka_unit_test(test_upload),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_reference_route),
 		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_receipt_applies),
 	};
