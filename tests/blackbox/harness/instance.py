@@ -113,7 +113,8 @@ class Instance:
         for sub in list(STATES) + ["outbox", "blobs", "receipts", "index",
                                    "events", "events-failed", "rates", "idempotency",
                                    "claims", "status", "suppressions",
-                                   "inbox", "inbox-new", "inbox-parts"]:
+                                   "inbox", "inbox-new", "inbox-parts",
+                                   "lists"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)
