@@ -61,7 +61,7 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
 		   suppress_list \
-		   inbox inbound
+		   inbox inbound list
 LIB_CONTENT	 = keys html sms tmpl unsub keyword
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \

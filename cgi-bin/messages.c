@@ -10,8 +10,14 @@
  * An inbound message (inbox.h) is one of its client's messages too: GET
  * answers its inbound object; it was received, not sent, so there is
  * nothing to cancel (409).
+ *
+ * GET /messages (conf/openapi.yaml, MessageList) lists the caller's
+ * messages, newest first, a page at a time, from the client's list in
+ * the spool (list.h): a page costs what it holds, not what the spool
+ * holds.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +28,8 @@
 #include "http/problem.h"
 #include "spool/event.h"
 #include "spool/inbox.h"
+#include "spool/list.h"
+#include "spool/receipt.h"
 #include "spool/spool.h"
 
 /* Where lookup found an inbound message: in no state, in inbox/. */
@@ -250,6 +258,305 @@ cancel(struct ctx *ctx, const char *id)
 	return r;
 }
 
+/* GET /messages: limit's default and most; a reference's most. */
+#define LIST_LIMIT_DEFAULT	50
+#define LIST_LIMIT_MAX		500
+#define REFERENCE_MAX		128
+
+/*
+ * Whether the request is for the list, /messages, not one message: no
+ * PATH_INFO and a path that ends there (or none to say otherwise).
+ */
+static int
+is_list(const struct request *req)
+{
+	const char	*p;
+	char		*path;
+	size_t		 len;
+	int		 r;
+
+	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p != '\0')
+		return 0;
+	if ((path = cgi_path(cgi_env(req->envp, "REQUEST_URI"))) == NULL)
+		return 1;
+	len = strlen(path);
+	r = len >= 9 && strcmp(path + len - 9, "/messages") == 0;
+	free(path);
+	return r;
+}
+
+/* Whether v is a reference: 1 to 128 characters, none a control. */
+static int
+reference_ok(const char *v)
+{
+	const unsigned char	*p;
+	size_t			 n = 0;
+
+	for (p = (const unsigned char *)v; *p != '\0'; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+		/* C1 controls: U+0080 to U+009F, C2 80 to C2 9F. */
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return 0;
+		if ((*p & 0xc0) != 0x80)
+			n++;
+	}
+	return n >= 1 && n <= REFERENCE_MAX;
+}
+
+/* Percent-encode v into b: all but RFC 3986's unreserved. */
+static void
+put_encoded(struct buf *b, const char *v)
+{
+	static const char	hex[] = "0123456789ABCDEF";
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)v; *p != '\0'; p++)
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
+		    *p == '_' || *p == '~')
+			buf_putc(b, (char)*p);
+		else {
+			buf_putc(b, '%');
+			buf_putc(b, hex[*p >> 4]);
+			buf_putc(b, hex[*p & 15]);
+		}
+}
+
+/*
+ * The query's parameters, each once: name -> value; NULL with *r the
+ * 400 naming what is wrong.
+ */
+static json_t *
+query_params(struct ctx *ctx, struct problem *p)
+{
+	const char	*q, *amp, *eq;
+	json_t		*params, *one, *seen;
+	const char	*key;
+	json_t		*val;
+	size_t		 len;
+
+	if ((q = cgi_env(ctx->req->envp, "QUERY_STRING")) == NULL)
+		q = "";
+	if ((params = receipt_form_parse(q, strlen(q))) == NULL) {
+		problem_add(p, "", "must be name=value pairs joined by '&', "
+		    "percent-encoded UTF-8");
+		return NULL;
+	}
+	/* A name given twice says two things: which is meant? */
+	if ((seen = json_object()) == NULL) {
+		json_decref(params);
+		return NULL;
+	}
+	for (; *q != '\0'; q = *amp ? amp + 1 : amp) {
+		amp = q + strcspn(q, "&");
+		eq = memchr(q, '=', (size_t)(amp - q));
+		len = (size_t)((eq ? eq : amp) - q);
+		if (len == 0)
+			continue;
+		if ((one = receipt_form_parse(q, len)) == NULL)
+			continue;
+		json_object_foreach(one, key, val) {
+			if (json_object_get(seen, key) != NULL &&
+			    !json_object_get(p->errors, key))
+				problem_add(p, key, "is given more than once");
+			json_object_set(seen, key, json_true());
+		}
+		json_decref(one);
+	}
+	json_decref(seen);
+	return params;
+}
+
+/* Parse GET /messages's query into f; the problems go to p. */
+static void
+query_filter(json_t *params, struct list_filter *f, struct problem *p,
+    char *addr, size_t addrlen)
+{
+	const char	*key, *v, *s, *comma;
+	json_t		*val;
+	char		*end;
+	long		 limit;
+	time_t		 t;
+	int		 st, c;
+
+	memset(f, 0, sizeof(*f));
+	f->channel = f->direction = -1;
+	f->since = f->until = -1;
+	f->limit = LIST_LIMIT_DEFAULT;
+	json_object_foreach(params, key, val) {
+		v = json_string_value(val);
+		if (json_object_get(p->errors, key) != NULL)
+			continue;
+		if (strcmp(key, "status") == 0) {
+			for (s = v; ; s = comma + 1) {
+				comma = s + strcspn(s, ",");
+				if ((st = list_status_parse(s,
+				    (size_t)(comma - s))) == -1) {
+					problem_add(p, key, "must be one or "
+					    "more of scheduled, queued, "
+					    "sending, retrying, sent, "
+					    "delivered, read, undelivered, "
+					    "failed, canceled, separated by "
+					    "commas");
+					break;
+				}
+				f->statuses |= 1u << st;
+				if (*comma == '\0')
+					break;
+			}
+		} else if (strcmp(key, "channel") == 0) {
+			if ((c = channel_parse(v)) == -1)
+				problem_add(p, key, "must be sms, ott, email "
+				    "or voice");
+			else
+				f->channel = c;
+		} else if (strcmp(key, "direction") == 0) {
+			if (strcmp(v, "outbound") == 0)
+				f->direction = LIST_OUTBOUND;
+			else if (strcmp(v, "inbound") == 0)
+				f->direction = LIST_INBOUND;
+			else
+				problem_add(p, key, "must be outbound or "
+				    "inbound");
+		} else if (strcmp(key, "recipient") == 0) {
+			if (list_address_key(v, addr, addrlen) == -1)
+				problem_add(p, key, "must be a phone number "
+				    "or an email address");
+			else
+				f->address = addr;
+		} else if (strcmp(key, "reference") == 0) {
+			if (!reference_ok(v))
+				problem_add(p, key, "must be 1 to %d "
+				    "characters, none a control character",
+				    REFERENCE_MAX);
+			else
+				f->reference = v;
+		} else if (strcmp(key, "since") == 0 ||
+		    strcmp(key, "until") == 0) {
+			if (rfc3339_parse(v, &t) == -1)
+				problem_add(p, key, "must be an RFC 3339 "
+				    "time, e.g. 2026-01-02T03:04:05Z");
+			else if (key[0] == 's')
+				f->since = t;
+			else
+				f->until = t;
+		} else if (strcmp(key, "limit") == 0) {
+			errno = 0;
+			limit = strtol(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end != '\0' ||
+			    errno != 0 || limit < 1 ||
+			    limit > LIST_LIMIT_MAX)
+				problem_add(p, key, "must be a whole number "
+				    "from 1 to %d", LIST_LIMIT_MAX);
+			else
+				f->limit = (size_t)limit;
+		} else if (strcmp(key, "after") == 0) {
+			if (!ulid_valid(v))
+				problem_add(p, key, "must be the next of a "
+				    "page of this list");
+			else
+				f->after = v;
+		} else
+			problem_add(p, key, "is not a known parameter");
+	}
+}
+
+/* The Link of the next page: the same query, after next. */
+static int
+link_next(struct ctx *ctx, json_t *params, const char *next,
+    struct response *r)
+{
+	struct buf	 b = { 0 };
+	const char	*key;
+	json_t		*val;
+	char		*path;
+	int		 rc;
+
+	path = cgi_path(cgi_env(ctx->req->envp, "REQUEST_URI"));
+	buf_putc(&b, '<');
+	buf_puts(&b, path != NULL && *path == '/' ? path : "/messages");
+	free(path);
+	buf_putc(&b, '?');
+	json_object_foreach(params, key, val) {
+		if (strcmp(key, "after") == 0)
+			continue;
+		put_encoded(&b, key);
+		buf_putc(&b, '=');
+		put_encoded(&b, json_string_value(val));
+		buf_putc(&b, '&');
+	}
+	buf_puts(&b, "after=");
+	buf_puts(&b, next);
+	buf_puts(&b, ">; rel=\"next\"");
+	rc = b.failed ? -1 : response_header(r, "Link", b.p);
+	buf_free(&b);
+	return rc;
+}
+
+/* GET /messages?status=&channel=&direction=&recipient=&reference=
+ * &since=&until=&limit=&after= */
+static struct response *
+list(struct ctx *ctx)
+{
+	struct list_filter	 f;
+	struct problem		*p;
+	struct response		*r;
+	struct buf		 b = { 0 };
+	json_t			*params;
+	char			 addr[LIST_ADDRESS_MAX];
+	char			 next[SPOOL_ID_LEN + 1];
+	size_t			 n;
+	long			 retention = 0;
+
+	if ((p = problem_new(400, "invalid-query", "the query has invalid "
+	    "parameters")) == NULL)
+		return NULL;
+	if ((params = query_params(ctx, p)) == NULL)
+		return problem_response(p);
+	query_filter(params, &f, p, addr, sizeof(addr));
+	if (problem_count(p) > 0) {
+		json_decref(params);
+		return problem_response(p);
+	}
+	problem_free(p);
+	if (config_seconds(ctx->cfg, NULL, "retention", 7 * 86400,
+	    &retention) == -1)
+		retention = 7 * 86400;
+	buf_puts(&b, "{\"messages\":[");
+	if (list_page(ctx->spool, ctx->client->id, &f, time(NULL), retention,
+	    &b, &n, next) == -1) {
+		log_err("messages: the list of %s: %s", ctx->client->id,
+		    strerror(errno));
+		json_decref(params);
+		buf_free(&b);
+		return response_error(spool_errno_status(errno) ==
+		    MSG_TEMPFAIL ? 503 : 500, "the list cannot be read now");
+	}
+	buf_puts(&b, "],\"next\":");
+	if (next[0] != '\0') {
+		buf_putc(&b, '"');
+		buf_puts(&b, next);
+		buf_putc(&b, '"');
+	} else
+		buf_puts(&b, "null");
+	buf_puts(&b, "}\n");
+	if (b.failed) {
+		json_decref(params);
+		buf_free(&b);
+		return NULL;
+	}
+	r = response_new(200, "application/json", b.p, b.len);
+	if (r != NULL && next[0] != '\0' &&
+	    link_next(ctx, params, next, r) == -1) {
+		response_free(r);
+		r = NULL;
+	}
+	json_decref(params);
+	buf_free(&b);
+	return r;
+}
+
 static struct response *
 messages(struct ctx *ctx)
 {
@@ -258,6 +565,8 @@ messages(struct ctx *ctx)
 	json_t		*doc;
 	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
 
+	if (is_list(ctx->req))
+		return list(ctx);
 	if (path_id(ctx->req, id) == -1)
 		return problem_response(problem_new(400, "invalid-id",
 		    "the path must be /messages/ID with a message id of "
@@ -271,8 +580,16 @@ messages(struct ctx *ctx)
 	return r;
 }
 
+/* /messages lists (GET); /messages/{id} is one message (GET, DELETE). */
+static const char *
+methods(const struct request *req)
+{
+	return is_list(req) ? "GET" : "GET, DELETE";
+}
+
 const struct endpoint ep_messages = {
 	.method = "GET, DELETE",
+	.methods = methods,
 	.needs_key = 1,
 	.scope = 0,
 	.limit = LIMIT_NONE,

@@ -41,6 +41,7 @@ static const struct route {
 	{ "/email/v1/deliver",		&ep_email_deliver },
 	{ "/email/v1/attachments",	&ep_attachments },
 	{ "/suppressions",		&ep_suppressions },
+	{ "/messages",			&ep_messages },
 };
 
 static const struct route prefixes[] = {

@@ -545,3 +545,71 @@ spool_upload_prune(struct spool *s, time_t before)
 	closedir(top);
 	return n;
 }
+
+int
+spool_subdir(int dfd, const char *name, int create)
+{
+	struct stat	model, st;
+	int		fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd != -1 || errno != ENOENT || !create)
+		return fd;
+	if (mkdirat(dfd, name, 0700) == -1 && errno != EEXIST)
+		return -1;
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(dfd, &model) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_uid == geteuid() &&
+	    ((st.st_gid != model.st_gid &&
+	    fchown(fd, (uid_t)-1, model.st_gid) == -1) ||
+	    ((st.st_mode & 07777) != (model.st_mode & 07777) &&
+	    fchmod(fd, model.st_mode & 07777) == -1)))
+		log_warn("spool: %s: cannot give it the group and mode of "
+		    "its parent: %s", name, strerror(errno));
+	return fd;
+}
+
+ssize_t
+spool_area_names(struct spool *s, const char *area, char ***names)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	char		**v = NULL, **nv;
+	size_t		 n = 0, cap = 0;
+	int		 afd;
+
+	*names = NULL;
+	if ((afd = spool_area(s, area, 0)) == -1)
+		return -1;
+	if ((dir = fdopendir(afd)) == NULL) {
+		close(afd);
+		return -1;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		if (!ulid_prefix(de->d_name) ||
+		    strlen(de->d_name) >= SPOOL_NAME_MAX)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
+				goto fail;
+			v = nv;
+		}
+		if ((v[n] = strdup(de->d_name)) == NULL)
+			goto fail;
+		n++;
+	}
+	closedir(dir);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), spool_namecmp);
+	*names = v;
+	return (ssize_t)n;
+fail:
+	closedir(dir);
+	spool_names_free(v, n);
+	errno = ENOMEM;
+	return -1;
+}

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/util.h"
+#include "spool/list.h"
 #include "spool/spool.h"
 #include "spool/spool_impl.h"
 
@@ -294,13 +295,23 @@ spool_hold_free(struct spool_hold *h)
 	h->n = h->cap = 0;
 }
 
+/*
+ * Whether a message written into dir has a final status there, so that
+ * its client's list hears of it after the rename, not before (list.h).
+ */
+static int
+final_state(enum spool_dir dir)
+{
+	return dir == SPOOL_SENT || dir == SPOOL_FAILED;
+}
+
 size_t
 spool_commit(struct spool *s, struct spool_item *items, size_t n)
 {
 	const json_t	**docs;
 	const char	**names;
 	char		(*idnames)[SPOOL_NAME_MAX];
-	enum msg_status	 *st;
+	enum msg_status	 *st, *pre;
 	time_t		 *mtimes;
 	int		 *dirfds;
 	const char	 *id;
@@ -310,10 +321,11 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 	names = calloc(n ? n : 1, sizeof(*names));
 	idnames = calloc(n ? n : 1, sizeof(*idnames));
 	st = calloc(n ? n : 1, sizeof(*st));
+	pre = calloc(n ? n : 1, sizeof(*pre));
 	mtimes = calloc(n ? n : 1, sizeof(*mtimes));
 	dirfds = calloc(n ? n : 1, sizeof(*dirfds));
 	if (docs == NULL || names == NULL || idnames == NULL || st == NULL ||
-	    mtimes == NULL || dirfds == NULL) {
+	    pre == NULL || mtimes == NULL || dirfds == NULL) {
 		for (i = 0; i < n; i++)
 			items[i].status = MSG_TEMPFAIL;
 		goto out;
@@ -349,11 +361,31 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 			dirfds[i] = spool_statefd(s, SPOOL_TMP);
 		}
 	}
+	/*
+	 * Each message's line in its client's list before it is renamed in
+	 * (list.h): an accepted message is never missing from it.  One
+	 * that cannot be noted is not written (st[i] marks it).
+	 */
+	for (i = 0; i < n; i++) {
+		pre[i] = MSG_PERMFAIL;
+		if (dirfds[i] == -1 || final_state(items[i].dir) ||
+		    list_note(s, items[i].doc, items[i].dir) == 0)
+			continue;
+		log_err("spool: %s: the list of its client: %s", names[i],
+		    strerror(errno));
+		pre[i] = spool_errno_status(errno);
+		dirfds[i] = -1;
+	}
 	spool_commit_files(s, docs, dirfds, names, mtimes, st, n);
 	for (i = 0; i < n; i++) {
-		items[i].status = dirfds[i] == -1 ? MSG_PERMFAIL : st[i];
+		items[i].status = dirfds[i] == -1 ? pre[i] : st[i];
 		if (items[i].status != MSG_OK)
 			continue;
+		/* A final status: noted once it is true. */
+		if (final_state(items[i].dir) && list_note(s, items[i].doc,
+		    items[i].dir) == -1)
+			log_warn("spool: %s: the list of its client: %s",
+			    names[i], strerror(errno));
 		if (held(s, &items[i])) {
 			idnames[i][strlen(idnames[i]) -
 			    strlen(HELD_SUFFIX)] = '\0';
@@ -377,6 +409,7 @@ out:
 	free(names);
 	free(idnames);
 	free(st);
+	free(pre);
 	free(mtimes);
 	free(dirfds);
 	return ok;

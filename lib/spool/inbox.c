@@ -8,11 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "base/rfc3339.h"
 #include "base/ulid.h"
 #include "base/util.h"
 #include "spool/event.h"
 #include "spool/inbox.h"
+#include "spool/list.h"
 #include "spool/msgdoc.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
@@ -210,6 +212,13 @@ inbox_keep(struct spool *s, json_t *doc, const char *key, int *dup)
 			if (errno != ENOENT)
 				return MSG_TEMPFAIL;
 		}
+	}
+	/* Its client's list first (list.h): a kill at any point never
+	 * leaves a message kept but unlisted. */
+	if (list_note_inbound(s, doc) == -1) {
+		log_err("inbox: %s: the list of its client: %s",
+		    msgdoc_id(doc), strerror(errno));
+		return spool_errno_status(errno);
 	}
 	if ((note = json_pack("{s:i, s:s}", "version", MSGDOC_VERSION, "id",
 	    msgdoc_id(doc))) == NULL)

@@ -133,6 +133,8 @@ int		 list_built(struct spool *);
  * Returns how many were noted.
  */
 size_t		 list_recover(struct spool *, time_t since);
+/* How far back msgspoold's start looks: the kernel writes within 30 s. */
+#define LIST_RECOVER_SPAN	600
 
 /*
  * Compact the segments: keep each message's last line only, and drop

@@ -65,6 +65,22 @@ void		 spool_set_aside(struct spool *, enum spool_dir d,
 DIR		*spool_open_state(struct spool *, int d);
 
 /*
+ * The directory fd of dfd/name, made when create is set and it is
+ * missing, with dfd's mode and group (as spool_area gives an area
+ * new/'s: the web server's programs and the daemon both write there).
+ * -1 with errno set.
+ */
+int		 spool_subdir(int dfd, const char *name, int create);
+
+/*
+ * The file names of an area that start with an id, sorted (so by
+ * time), as spool_list gives a state's.  The count, or -1 with errno
+ * (ENOENT: no such area).
+ */
+ssize_t		 spool_area_names(struct spool *, const char *area,
+		    char ***names);
+
+/*
  * Write docs durably: dirfds[i] is where item i goes, names[i] its name
  * (a file name, up to NAME_MAX bytes), mtimes[i] its modification time
  * (0: now).  Directories are synced

@@ -178,32 +178,6 @@ file_name(const char *addr, char *out)
 	memcpy(out + n, ".json", sizeof(".json"));
 }
 
-int
-suppress_subdir(int dfd, const char *name, int create)
-{
-	struct stat	model, st;
-	int		fd;
-
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd != -1 || errno != ENOENT || !create)
-		return fd;
-	if (mkdirat(dfd, name, 0700) == -1 && errno != EEXIST)
-		return -1;
-	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	if (fstat(dfd, &model) == 0 && fstat(fd, &st) == 0 &&
-	    st.st_uid == geteuid() &&
-	    ((st.st_gid != model.st_gid &&
-	    fchown(fd, (uid_t)-1, model.st_gid) == -1) ||
-	    ((st.st_mode & 07777) != (model.st_mode & 07777) &&
-	    fchmod(fd, model.st_mode & 07777) == -1)))
-		log_warn("suppress: %s: cannot give it the group and mode of "
-		    "its parent: %s", name, strerror(errno));
-	return fd;
-}
-
 /* The directory fd of a client's list of a channel; -1 with errno. */
 static int
 list_dir(struct spool *s, const char *client, enum channel ch, int create)
@@ -212,14 +186,14 @@ list_dir(struct spool *s, const char *client, enum channel ch, int create)
 
 	if ((afd = spool_area(s, SUPPRESS_AREA, create)) == -1)
 		return -1;
-	cfd = suppress_subdir(afd, client, create);
+	cfd = spool_subdir(afd, client, create);
 	e = errno;
 	close(afd);
 	if (cfd == -1) {
 		errno = e;
 		return -1;
 	}
-	fd = suppress_subdir(cfd, channel_info(ch)->name, create);
+	fd = spool_subdir(cfd, channel_info(ch)->name, create);
 	e = errno;
 	close(cfd);
 	errno = e;

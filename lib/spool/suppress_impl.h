@@ -16,14 +16,6 @@
 int	 suppress_key_valid(const char *s);
 
 /*
- * The directory fd of dfd/name, made when create is set and it is
- * missing, with dfd's mode and group (as spool_area gives an area
- * new/'s: the web server's programs and the daemon both write here).
- * -1 with errno set.
- */
-int	 suppress_subdir(int dfd, const char *name, int create);
-
-/*
  * Read the suppression open on fd (closed here), one of channel ch (and
  * of address addr when it is not NULL): its public object, its "id"
  * into id when id is not NULL (SUPPRESS_KEY_LEN + 1 bytes); or NULL with

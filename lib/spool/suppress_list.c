@@ -13,6 +13,7 @@
 #include "base/util.h"
 #include "base/valid.h"
 #include "spool/spool.h"
+#include "spool/spool_impl.h"
 #include "spool/suppress.h"
 #include "spool/suppress_impl.h"
 /*
@@ -84,7 +85,7 @@ scan_channel(int cfd, const char *client, enum channel ch, struct page *p)
 	size_t		 len;
 	int		 fd, f, rc = 0;
 
-	if ((fd = suppress_subdir(cfd, channel_info(ch)->name, 0)) == -1)
+	if ((fd = spool_subdir(cfd, channel_info(ch)->name, 0)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if ((dir = fdopendir(fd)) == NULL) {
 		close(fd);
@@ -124,7 +125,7 @@ scan_client(int afd, const char *client, int named, enum channel ch,
 {
 	int	cfd, c, rc = 0;
 
-	if ((cfd = suppress_subdir(afd, client, 0)) == -1)
+	if ((cfd = spool_subdir(afd, client, 0)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	for (c = 0; c < CHANNEL__MAX && rc == 0; c++)
 		if (ch == CHANNEL__MAX || (enum channel)c == ch)

@@ -21,9 +21,11 @@
 #include "base/config.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/cli_progress.h"
 #include "content/keys.h"
 #include "spool/blob.h"
 #include "spool/event.h"
+#include "spool/list.h"
 #include "spool/spool.h"
 
 struct verb {
@@ -333,6 +335,7 @@ static int
 delete_id(struct cli *c, const char *id)
 {
 	enum spool_dir	dir;
+	json_t		*doc;
 	char		name[SPOOL_NAME_MAX];
 	int		tries;
 
@@ -344,10 +347,21 @@ delete_id(struct cli *c, const char *id)
 			    "(cur/)\n", id);
 			return 1;
 		}
+		/* Whose it is, for its client's list (list.h). */
+		doc = spool_load(c->spool, dir, name, NULL, 0);
 		if (spool_remove(c->spool, dir, name) == 0) {
 			blob_remove(c->spool, name);	/* its attachments */
+			if (doc != NULL && msgdoc_client(doc) != NULL &&
+			    list_note_gone(c->spool, msgdoc_client(doc),
+			    id) == -1)
+				fprintf(stderr, "msgspool: delete: %s: the "
+				    "list of %s: %s (msgspool reindex mends "
+				    "it)\n", id, msgdoc_client(doc),
+				    strerror(errno));
+			json_decref(doc);
 			return 0;
 		}
+		json_decref(doc);
 		if (errno != ENOENT) {
 			fprintf(stderr, "msgspool: delete: %s: %s\n", id,
 			    strerror(errno));
@@ -370,12 +384,39 @@ cmd_delete(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
+/*
+ * Build every client's list again from the spool's files (msgspool(8),
+ * reindex), with progress on a terminal.
+ */
+static int
+cmd_reindex(struct cli *c, int argc, char **argv)
+{
+	struct timespec	t0, t1;
+	char		err[512];
+	ssize_t		n;
+
+	(void)argc;
+	(void)argv;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	n = list_reindex(c->spool, cli_progress, NULL, err, sizeof(err));
+	cli_progress_end(NULL);
+	if (n == -1) {
+		fprintf(stderr, "msgspool: reindex: %s\n", err);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%zd messages listed in %.1f s\n", n, (double)(t1.tv_sec -
+	    t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return 0;
+}
+
 static const struct verb verbs[] = {
 	{ "list", 0, 1, 1, "list [STATE] | list --inbound", cmd_list },
 	{ "show", 1, 1, 1, "show ID", cmd_show },
 	{ "status", 0, 0, 1, "status", cmd_status },
 	{ "retry", 1, -1, 1, "retry ID... | retry --failed", cmd_retry },
 	{ "delete", 1, -1, 1, "delete ID...", cmd_delete },
+	{ "reindex", 0, 0, 1, "reindex", cmd_reindex },
 	{ "key", 2, 4, 0, "key add CLIENT SCOPES [--test] | key disable CLIENT",
 	    cmd_key },
 	{ "events", 0, -1, 1, "events | events resend ID... | "

@@ -22,6 +22,7 @@
 #include "smpp/provider_smpp.h"
 #include "spool/blob.h"
 #include "spool/inbox.h"
+#include "spool/list.h"
 #include "spool/spool.h"
 
 #include "daemon/daemon.h"
@@ -55,6 +56,9 @@ prune(struct spool *s, time_t now, long retention, long idem_ttl)
 		log_info("pruned %zu sent messages", n);
 	if ((n = spool_area_prune(s, INBOX_AREA, now - retention)))
 		log_info("pruned %zu inbound messages", n);
+	/* The clients' lists lose what went, and the lines behind. */
+	if ((n = list_compact(s, now, retention)))
+		log_info("lists: %zu messages gone from them", n);
 	/* After sent/: attachments of messages gone from every state
 	 * (blobs/ is made here at start when it is missing). */
 	if ((n = blob_prune(s, now - TMP_MAX_AGE)))

@@ -26,6 +26,7 @@
 #include "providers/provider.h"
 #include "spool/blob.h"
 #include "spool/event.h"
+#include "spool/list.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
 
@@ -76,8 +77,14 @@ record_receipt(struct receipts_run *d, json_t *doc, const char *name,
 	if ((status = msgdoc_part_receipt(doc, pmid, status, &part)) == NULL)
 		return part && spool_store(d->spool, SPOOL_SENT, name, doc,
 		    SPOOL__MAX) != MSG_OK;
-	if (!msgdoc_receipt(doc, "sent", status, when, error) && !part)
+	if (!msgdoc_receipt(doc, "sent", status, when, error) && !part) {
+		/* Seen before: a crash may have come between its store and
+		 * its line in the client's list (list.h), so say it again. */
+		if (list_note(d->spool, doc, SPOOL_SENT) == -1)
+			log_warn("receipts: %s: the list of its client: %s",
+			    name, strerror(errno));
 		return 0;
+	}
 	/* Not stored yet, so a receipt kept for this comes back as new. */
 	if (bounce_receipt(d->spool, doc, r) == -1)
 		return 1;

@@ -42,6 +42,7 @@
 #include "providers/provider.h"
 #include "smpp/provider_smpp.h"
 #include "spool/event.h"
+#include "spool/list.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
 #include "spool/suppress.h"
@@ -515,6 +516,29 @@ main(int argc, char *argv[], char *envp[])
 		close(d.ino);
 		d.ino = -1;
 	}
+	/*
+	 * The clients' lists (msgspool-spool(5), Lists): built from the
+	 * files when they never were; else the lines a power failure may
+	 * have lost written again.
+	 */
+	if (!list_built(d.spool)) {
+		struct timespec	t0, t1;
+		ssize_t		n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if ((n = list_reindex(d.spool, NULL, NULL, path,
+		    sizeof(path))) == -1)
+			log_err("lists: not built: %s; GET /messages reads "
+			    "every file until msgspool reindex builds them",
+			    path);
+		else {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			log_info("lists: built, %zd messages listed in %.1f s",
+			    n, (double)(t1.tv_sec - t0.tv_sec) +
+			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		}
+	} else
+		list_recover(d.spool, time(NULL) - LIST_RECOVER_SPAN);
 	log_info("started: config %s, spool %s, concurrency %zu%s",
 	    d.config_path, spool_root(d.spool), d.concurrency,
 	    d.once ? ", once" : "");

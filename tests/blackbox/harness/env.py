@@ -65,6 +65,7 @@ ROUTES = {
     "/email/v1/deliver": "email-deliver",
     "/email/v1/attachments": "attachments",
     "/suppressions": "suppressions",
+    "/messages": "messages",
 }
 # Routes with a parameter: a prefix and the program that serves it.
 PREFIX_ROUTES = {
