@@ -214,6 +214,8 @@ def mr(made):
     for d in STATES + ("outbox",):
         for p in (made.spool / d).iterdir():
             p.unlink()
+    # The clients' lists of what was just removed.
+    shutil.rmtree(made.spool / "lists", ignore_errors=True)
     return made
 
 
