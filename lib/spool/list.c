@@ -489,7 +489,7 @@ outbound_line(struct buf *b, const json_t *doc, const char *state)
 	rc = make_line(b, msgdoc_id(doc), msgdoc_status(doc, state),
 	    "outbound", msgdoc_channel(doc), json_string_value(
 	    json_object_get(doc, "created")), msgdoc_recipient(doc),
-	    json_string_value(json_object_get(doc, "reference")), obj);
+	    msgdoc_reference(doc), obj);
 	json_decref(obj);
 	return rc;
 }
@@ -684,6 +684,7 @@ struct page {
 	size_t			 n;
 	char			 last[SPOOL_ID_LEN + 1];
 	int			 more;		/* one past the page found */
+	int			 inboxfd;	/* inbox/, opened when first needed */
 };
 
 static int
@@ -793,7 +794,7 @@ consider(struct page *pg, const struct line *l)
 	char		*text = NULL;
 	const char	*json = l->json;
 	size_t		 json_len = l->json_len;
-	int		 st, gone, inbound, afd;
+	int		 st, gone, inbound;
 
 	if (l->gone)
 		return 0;
@@ -821,11 +822,10 @@ consider(struct page *pg, const struct line *l)
 			return 0;
 		/* Its line comes before its file: the file decides (and
 		 * it goes with inbox/'s pruning). */
-		if ((afd = spool_area(pg->s, INBOX_AREA, 0)) == -1)
+		if (pg->inboxfd == -1 && (pg->inboxfd = spool_area(pg->s,
+		    INBOX_AREA, 0)) == -1)
 			return 0;
-		gone = !exists(pg->s, afd, l->id);
-		close(afd);
-		if (gone)
+		if (!exists(pg->s, pg->inboxfd, l->id))
 			return 0;
 	} else {
 		st = list_status_parse(l->status, l->status_len);
@@ -1003,6 +1003,7 @@ list_page(struct spool *s, const char *client, const struct list_filter *f,
 	pg.now = now;
 	pg.retention = retention;
 	pg.out = out;
+	pg.inboxfd = -1;
 	next[0] = '\0';
 	*n = 0;
 	if (!list_built(s)) {
@@ -1028,6 +1029,8 @@ list_page(struct spool *s, const char *client, const struct list_filter *f,
 	}
 	close(cfd);
 done:
+	if (pg.inboxfd != -1)
+		close(pg.inboxfd);
 	if (rc == 0) {
 		*n = pg.n;
 		if (pg.more)
@@ -1274,6 +1277,8 @@ put_prev(struct buf *b, long long gen, const char *prev)
 	buf_puts(b, line);
 }
 
+static int	 relink(int, const struct head *);
+
 /*
  * What a rewrite does with a message's last line: keep it, or drop the
  * message (every line of it).
@@ -1375,7 +1380,92 @@ rewrite_client(int cfd, const struct head *h, keep_fn *keep, void *arg,
 	}
 	buf_free(&b);
 	spool_names_free(segs, (size_t)nseg);
+	if (dropped > 0 && relink(cfd, h) == -1)
+		log_warn("lists: the segments left empty stay: %s",
+		    strerror(errno));
 	return dropped;
+}
+
+/* Whether a segment's text holds a line of a message. */
+static int
+seg_has_lines(const char *text, size_t len)
+{
+	const char	*p, *end = text + len, *nl;
+	struct line	 l;
+
+	for (p = text; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) !=
+	    NULL; p = nl + 1)
+		if (line_parse(p, (size_t)(nl - p), &l) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Remove the segments a rewrite left empty (but the newest, where the
+ * next message goes): each one's successor names the segment before it
+ * first, then it goes; a reader on the old chain finds it gone and
+ * starts again.  Its ids belong to the segment before it from then on.
+ */
+static int
+relink(int cfd, const struct head *h)
+{
+	struct buf	 b = { 0 };
+	char		**segs, *text, prev[SPOOL_ID_LEN + 1];
+	char		 name[32 + SPOOL_ID_LEN];
+	const char	*nl;
+	size_t		 len;
+	ssize_t		 n, i, k;
+	int		*keep, rc = 0;
+
+	if ((n = seg_list(cfd, h->gen, &segs)) <= 0)
+		return n == -1 ? -1 : 0;
+	if ((keep = calloc((size_t)n, sizeof(*keep))) == NULL) {
+		spool_names_free(segs, (size_t)n);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		keep[i] = 1;
+		if (strcmp(segs[i], h->seg) == 0)
+			continue;
+		if (seg_read(cfd, h->gen, segs[i], &text, &len) == 0) {
+			keep[i] = seg_has_lines(text, len);
+			free(text);
+		}
+	}
+	/* Newest first: each kept one names the next kept one down. */
+	for (i = 0; i < n && rc == 0; i++) {
+		if (!keep[i])
+			continue;
+		for (k = i + 1; k < n && !keep[k]; k++)
+			;
+		if (k == i + 1)
+			continue;	/* its #prev stands */
+		if (seg_read(cfd, h->gen, segs[i], &text, &len) == -1) {
+			rc = -1;
+			break;
+		}
+		seg_prev(text, len, h->gen, prev);
+		b.len = 0;
+		b.failed = 0;
+		put_prev(&b, h->gen, k < n ? segs[k] : "");
+		if (prev[0] != '\0' && (nl = memchr(text, '\n', len)) != NULL)
+			buf_add(&b, nl + 1, len - (size_t)(nl + 1 - text));
+		else
+			buf_add(&b, text, len);
+		free(text);
+		if (b.failed || seg_replace(cfd, h->gen, segs[i], b.p ? b.p :
+		    "", b.len) == -1)
+			rc = -1;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		if (!keep[i]) {
+			seg_name(name, sizeof(name), h->gen, segs[i]);
+			unlinkat(cfd, name, 0);
+		}
+	buf_free(&b);
+	free(keep);
+	spool_names_free(segs, (size_t)n);
+	return rc;
 }
 
 /*

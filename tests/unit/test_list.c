@@ -286,6 +286,56 @@ test_erase_and_compact(void **state)
 	json_decref(a);
 }
 
+/* Segments left empty go, and the chain of the others still holds. */
+static void
+test_compact_relinks(void **state)
+{
+	struct tu_spool		*f = *state;
+	struct list_filter	 flt;
+	static char		 ids[400][SPOOL_ID_LEN + 1];
+	char			 name[SPOOL_NAME_MAX], next[SPOOL_ID_LEN + 1];
+	char			 cmd[4300];
+	json_t			*a;
+	size_t			 i, seen = 0;
+	FILE			*fp;
+	int			 before, after;
+
+	build(f);
+	for (i = 0; i < 400; i++)
+		queue(f, "acme", "+4915100000001", NULL, ids[i]);
+	qsort(ids, 400, sizeof(ids[0]), idcmp);
+	/* The oldest 300 and every other one of the rest removed. */
+	for (i = 0; i < 400; i++) {
+		if (i >= 300 && i % 2 == 0)
+			continue;
+		snprintf(name, sizeof(name), "%s.json", ids[i]);
+		assert_int_equal(spool_remove(f->sp, SPOOL_NEW, name), 0);
+		assert_int_equal(list_note_gone(f->sp, "acme", ids[i]), 0);
+	}
+	snprintf(cmd, sizeof(cmd), "ls '%s'/lists/acme | grep -c '^1\\.'",
+	    spool_root(f->sp));
+	assert_non_null(fp = popen(cmd, "r"));
+	assert_int_equal(fscanf(fp, "%d", &before), 1);
+	pclose(fp);
+	assert_int_equal(list_compact(f->sp, time(NULL), 0), 350);
+	assert_non_null(fp = popen(cmd, "r"));
+	assert_int_equal(fscanf(fp, "%d", &after), 1);
+	pclose(fp);
+	assert_true(after < before);
+	filter_init(&flt);
+	flt.limit = 9;
+	do {
+		a = page(f, "acme", &flt, next);
+		for (i = 0; i < json_array_size(a); i++, seen++)
+			assert_string_equal(id_at(a, i), ids[398 - 2 * seen]);
+		json_decref(a);
+		flt.after = next;
+	} while (next[0] != '\0');
+	assert_int_equal(seen, 50);
+	/* A message older than every segment left still finds its own. */
+	assert_int_equal(list_note_gone(f->sp, "acme", ids[0]), 0);
+}
+
 int
 main(void)
 {
@@ -297,6 +347,7 @@ main(void)
 		T(test_file_decides),
 		T(test_unbuilt_and_reindex),
 		T(test_erase_and_compact),
+		T(test_compact_relinks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
