@@ -64,6 +64,8 @@ LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
 		   inbox inbound list
 LIB_CONTENT	 = keys html sms tmpl unsub keyword
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
+# msgspool erase: an address erased from every area of the spool.
+LIB_SPOOL	+= erase
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
 LIB_MODULES	 = $(notdir $(LIB_SRCS))
@@ -221,6 +223,7 @@ CLI_OBJS	 = $(O)spooler/cli/msgspool.o $(O)spooler/cli/cli_admin.o \
 		   $(O)spooler/cli/cli_inbox.o
 CLI_OBJS	+= $(O)spooler/cli/cli_suppress.o
 CLI_OBJS	+= $(O)spooler/cli/cli_progress.o
+CLI_OBJS	+= $(O)spooler/cli/cli_erase.o
 $(CLI): $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS_BASE)
 

@@ -2,7 +2,8 @@
  * claim.c: claims on the spool's messages (msgspool-spool(5), Claims and
  * recovery; Several hosts, one spool): a file taken into cur/ under an
  * flock, its owner named in claims/, renewed and released; a retry by
- * hand, which moves its message the same way; and the recovery of a
+ * hand, which moves its message the same way; an erasure, which removes
+ * it under the same lock (msgspool erase); and the recovery of a
  * claim that outlived its daemon, back to new/ or deferred/.  The
  * states and their files are spool.c's.
  */
@@ -177,13 +178,19 @@ owners_prune(struct spool *s)
  * lock of what the name holds, no take renames over it (lock_cur).
  */
 static int
-still_named(struct spool *s, const char *name, int fd)
+still_in(struct spool *s, enum spool_dir d, const char *name, int fd)
 {
 	struct stat	a, b;
 
-	return fstat(fd, &a) == 0 && fstatat(spool_statefd(s, SPOOL_CUR), name,
+	return fstat(fd, &a) == 0 && fstatat(spool_statefd(s, d), name,
 	    &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
 	    a.st_dev == b.st_dev;
+}
+
+static int
+still_named(struct spool *s, const char *name, int fd)
+{
+	return still_in(s, SPOOL_CUR, name, fd);
 }
 
 /*
@@ -362,6 +369,52 @@ spool_retry(struct spool *s, enum spool_dir from, const char *name,
 	}
 	spool_release(s, name, fd);
 	json_decref(doc);
+	return 0;
+}
+
+int
+spool_erase(struct spool *s, enum spool_dir d, const char *name)
+{
+	json_t	*doc;
+	int	 fd, afd, e;
+
+	if (d == SPOOL_NEW || d == SPOOL_DEFERRED) {
+		/* Taken as a cancel takes it: no claim can follow. */
+		if ((fd = spool_take(s, d, name, &doc, NULL, 0)) == -1)
+			return -1;
+		json_decref(doc);
+		d = SPOOL_CUR;
+	} else if (d == SPOOL_CUR || d == SPOOL_SENT || d == SPOOL_FAILED) {
+		if ((fd = claim_open(s, d, name, NULL, 0)) == -1)
+			return -1;
+		/* Held: a live claim, a retry, a cancel recording itself. */
+		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+			close(fd);
+			errno = EBUSY;
+			return -1;
+		}
+		if (!still_in(s, d, name, fd)) {
+			close(fd);
+			errno = EAGAIN;
+			return -1;
+		}
+	} else {
+		errno = EINVAL;
+		return -1;
+	}
+	FAULT("erase: locked");
+	if (unlinkat(spool_statefd(s, d), name, 0) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	/* Whoever owned the claim, it is over: we hold its lock. */
+	if ((afd = spool_area(s, CLAIMS_AREA, 0)) != -1) {
+		unlinkat(afd, name, 0);
+		close(afd);
+	}
+	close(fd);
 	return 0;
 }
 

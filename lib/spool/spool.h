@@ -261,6 +261,22 @@ int		 spool_retry(struct spool *, enum spool_dir from,
 		    size_t errlen);
 
 /*
+ * Remove the message dir/name for good (msgspool(8), erase) under its
+ * lock, taken without waiting: one of new/ or deferred/ taken into cur/
+ * first as spool_take takes it, so that no daemon claims it meanwhile,
+ * then removed from there; one of cur/ only when its claim is dead (its
+ * lock free); one of sent/ or failed/ while no retry holds it.  Its
+ * record in claims/ goes with it.  dir is not synced: the caller syncs
+ * it (spool_dirfd) once for all it removed.  0; -1 with errno EBUSY
+ * (held: a daemon sending it or recording its outcome, a cancel, a
+ * retry), ENOENT or EAGAIN (it moved: look it up again), EINVAL (not a
+ * spool file; left where it is, or set aside into failed/ from new/ or
+ * deferred/ as a claim does), or another.
+ */
+int		 spool_erase(struct spool *, enum spool_dir dir,
+		    const char *name);
+
+/*
  * A claim names its owner in SPOOL/claims/NAME ({"host", "pid",
  * "since"}): the host (netfs_hostname) and pid that hold it.  0 with
  * them filled, or -1 when none is recorded.

@@ -33,4 +33,7 @@ int		 cmd_webhook_secret(struct cli *, int argc, char **argv);
 /* cli_suppress.c: suppress list, suppress add, suppress remove. */
 int		 cmd_suppress(struct cli *, int argc, char **argv);
 
+/* cli_erase.c: erase ADDRESS [--client ID]: 0, 1 (an error), 2 (busy). */
+int		 cmd_erase(struct cli *, int argc, char **argv);
+
 #endif

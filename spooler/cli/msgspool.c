@@ -5,7 +5,8 @@
  *	msgspool [-c FILE] list [--inbound] | show ID | retry ID...|--failed |
  *	    delete ID... | key add CLIENT SCOPES | key disable CLIENT |
  *	    events [resend ID...|--all] | webhook-secret CLIENT |
- *	    suppress list [CLIENT] | suppress add|remove CLIENT CHANNEL ADDRESS
+ *	    suppress list [CLIENT] | suppress add|remove CLIENT CHANNEL ADDRESS |
+ *	    erase ADDRESS [--client ID]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -426,6 +427,7 @@ static const struct verb verbs[] = {
 	{ "suppress", 1, 4, 1, "suppress list [CLIENT] | suppress add CLIENT "
 	    "CHANNEL ADDRESS | suppress remove CLIENT CHANNEL ADDRESS",
 	    cmd_suppress },
+	{ "erase", 1, 3, 1, "erase ADDRESS [--client ID]", cmd_erase },
 };
 
 static void

@@ -3,7 +3,8 @@
  * Claims and recovery): a claim names its owner, is renewed and
  * released; recovery sends a dead claim back to new/ or deferred/ by
  * its due time and leaves a live one; a take never renames over a live
- * claim, nor does a retry by hand.
+ * claim, nor does a retry by hand; an erasure removes only what no one
+ * holds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -341,6 +342,62 @@ test_recover_keeps_a_retry_in_new(void **state)
 	json_decref(doc);
 }
 
+/*
+ * An erasure (msgspool erase) removes a message under its lock: one of
+ * new/ taken as a claim would be, with no owner record left; one a
+ * claim holds in cur/, or a retry in failed/, is EBUSY and stays; a
+ * dead claim's goes, its owner record too.
+ */
+static void
+test_erase_under_the_lock(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	char		 na[64], nb[64], err[256], path[512];
+	json_t		*da, *db, *doc;
+	int		 fd, held;
+
+	da = enqueue(f, SPOOL_NEW, "erase me", a, na, sizeof(na));
+	db = enqueue(f, SPOOL_NEW, "claimed", b, nb, sizeof(nb));
+	assert_int_equal(spool_erase(f->sp, SPOOL_NEW, na), 0);
+	assert_false(exists(f, SPOOL_NEW, na));
+	assert_false(exists(f, SPOOL_CUR, na));
+	snprintf(path, sizeof(path), "%s/claims/%s", f->dir, na);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(spool_erase(f->sp, SPOOL_NEW, na), -1);
+	assert_int_equal(errno, ENOENT);
+	/* A live claim. */
+	fd = spool_claim(f->sp, nb, &doc, err, sizeof(err));
+	assert_true(fd >= 0);
+	json_decref(doc);
+	assert_int_equal(spool_erase(f->sp, SPOOL_CUR, nb), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_true(exists(f, SPOOL_CUR, nb));
+	/* Its daemon died: the claim is dead, and goes with its record. */
+	close(fd);
+	assert_int_equal(spool_erase(f->sp, SPOOL_CUR, nb), 0);
+	assert_false(exists(f, SPOOL_CUR, nb));
+	snprintf(path, sizeof(path), "%s/claims/%s", f->dir, nb);
+	assert_int_equal(access(path, F_OK), -1);
+	/* In failed/, held by a retry. */
+	assert_int_equal(spool_store(f->sp, SPOOL_FAILED, na, da, SPOOL__MAX),
+	    MSG_OK);
+	state_path(f, SPOOL_FAILED, na, path, sizeof(path));
+	assert_true((held = open(path, O_RDONLY)) != -1);
+	assert_int_equal(flock(held, LOCK_EX), 0);
+	assert_int_equal(spool_erase(f->sp, SPOOL_FAILED, na), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_true(exists(f, SPOOL_FAILED, na));
+	close(held);
+	assert_int_equal(spool_erase(f->sp, SPOOL_FAILED, na), 0);
+	assert_false(exists(f, SPOOL_FAILED, na));
+	/* Not a state of messages. */
+	assert_int_equal(spool_erase(f->sp, SPOOL_TMP, na), -1);
+	assert_int_equal(errno, EINVAL);
+	json_decref(da);
+	json_decref(db);
+}
+
 int
 main(void)
 {
@@ -352,6 +409,7 @@ main(void)
 		T(test_take_never_replaces_a_held_claim),
 		T(test_retry_moves_it_as_a_claim),
 		T(test_recover_keeps_a_retry_in_new),
+		T(test_erase_under_the_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
