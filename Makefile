@@ -65,7 +65,7 @@ LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
 LIB_CONTENT	 = keys html sms tmpl unsub keyword
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
-LIB_SPOOL	+= erase
+LIB_SPOOL	+= erase erase_files
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
 LIB_MODULES	 = $(notdir $(LIB_SRCS))
