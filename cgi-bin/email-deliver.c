@@ -60,10 +60,20 @@ static const struct field attachment_fields[] = {
 	{ "attachments", FIELD_ARRAY, FIELD_NULLABLE, 0, 100, NULL,	\
 	    attachment_fields, FIELD_OBJECT }
 
+/*
+ * A recipient's reference: its type here, its value (valid_reference)
+ * by prepare_one, so that a bad one fails that recipient alone, as a
+ * bad address does.
+ */
+#define REFERENCE_FIELD							\
+	{ .name = "reference", .type = FIELD_STRING,			\
+	    .flags = FIELD_NULLABLE }
+
 static const struct field payload_fields[] = {		/* EmailDeliverRequest */
 	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
 	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
 	ATTACHMENTS_FIELD,
+	REFERENCE_FIELD,
 	FIELD_END
 };
 
@@ -71,6 +81,7 @@ static const struct field recipient_fields[] = {	/* EmailRequest */
 	{ "to", FIELD_STRING, FIELD_REQUIRED, 0, 0, NULL, NULL, 0 },
 	{ "fields", FIELD_STRMAP, FIELD_NULLABLE, 0, 0, NULL, NULL, 0 },
 	ATTACHMENTS_FIELD,
+	REFERENCE_FIELD,
 	FIELD_END
 };
 
@@ -304,7 +315,7 @@ prepare_one(struct ctx *ctx, struct email *e, size_t i, const json_t *item,
     char *id, json_t **doc, char *err, size_t errlen)
 {
 	const struct attachments *atts = &e->shared;
-	const json_t		*fields, *to;
+	const json_t		*fields, *to, *ref;
 	json_t			*msg;
 	char			 missing[512], hmissing[256];
 	char			 list[520], word[260], *tok, *save;
@@ -316,6 +327,12 @@ prepare_one(struct ctx *ctx, struct email *e, size_t i, const json_t *item,
 	if ((why = mime_addr_spec_check(json_string_value(to),
 	    json_string_length(to))) != NULL) {
 		snprintf(err, errlen, "%s: %s", e->addr, why);
+		return err;
+	}
+	ref = json_object_get(item, "reference");
+	if (json_is_string(ref) && (why = valid_reference(json_string_value(
+	    ref), json_string_length(ref))) != NULL) {
+		snprintf(err, errlen, "reference: %s", why);
 		return err;
 	}
 	fields = json_object_get(item, "fields");
@@ -371,6 +388,7 @@ prepare_one(struct ctx *ctx, struct email *e, size_t i, const json_t *item,
 		return BATCH_TRY_AGAIN;
 	if (ctx->client->test)
 		msgdoc_set_test(*doc);
+	msgdoc_set_reference(*doc, json_string_value(ref));
 	return NULL;
 }
 

@@ -33,6 +33,7 @@ static const struct field entry_fields[] = {
 	    NULL, FIELD_STRING },
 	{ "channelType", FIELD_INTEGER, FIELD_REQUIRED, 0, 1000000, NULL,
 	    NULL, 0 },
+	FIELD_REFERENCE,
 	FIELD_END
 };
 
@@ -163,6 +164,8 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 		return BATCH_TRY_AGAIN;
 	if (ctx->client->test)
 		msgdoc_set_test(*doc);
+	msgdoc_set_reference(*doc, json_string_value(json_object_get(entry,
+	    "reference")));
 	return NULL;
 }
 

@@ -1,8 +1,10 @@
 /*
  * voice-deliver: POST /voice/v1/deliver (conf/openapi.yaml): a single
- * call, {"recipient","message"|"audioUrl","callerId"?,"language"?}, or a
- * campaign, {"campaignName","recipients":[…],"message"|"audioUrl",
- * "callerId"?,"language"?,"sendAt"?}.  One spool file per call.
+ * call, {"recipient","message"|"audioUrl","callerId"?,"language"?,
+ * "reference"?}, or a campaign, {"campaignName","recipients":[…],
+ * "message"|"audioUrl","callerId"?,"language"?,"sendAt"?,"reference"?},
+ * each recipient a number or {"recipient","reference"?}: its own
+ * reference, in place of the campaign's.  One spool file per call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ static const struct field call_fields[] = {
 	{ "recipient", FIELD_STRING, FIELD_REQUIRED, 0, 0, valid_e164, NULL,
 	    0 },
 	SPEECH_FIELDS,
+	FIELD_REFERENCE,
 	FIELD_END
 };
 
@@ -58,6 +61,16 @@ static const struct field campaign_fields[] = {
 	{ "sendAt", FIELD_STRING, FIELD_NULLABLE, 0, 0, valid_rfc3339, NULL,
 	    0 },
 	SPEECH_FIELDS,
+	/* Every call's, unless its recipient gives its own. */
+	FIELD_REFERENCE,
+	FIELD_END
+};
+
+/* A campaign recipient given as an object. */
+static const struct field recipient_fields[] = {
+	{ .name = "recipient", .type = FIELD_STRING, .flags = FIELD_REQUIRED,
+	    .check = valid_e164 },
+	FIELD_REFERENCE,
 	FIELD_END
 };
 
@@ -75,40 +88,73 @@ call_message(const json_t *body)
 	return m;
 }
 
-/* One call's document to a recipient, id filled; NULL out of memory. */
+/*
+ * One call's document to a recipient, with its client's reference (or
+ * NULL), id filled; NULL out of memory.
+ */
 static json_t *
 call_doc(struct ctx *ctx, const json_t *base, const char *to,
-    time_t notbefore, char *id)
+    const char *reference, time_t notbefore, char *id)
 {
 	json_t	*msg, *doc;
 
 	if (ulid_new(id) == -1 || (msg = json_deep_copy(base)) == NULL)
 		return NULL;
 	json_object_set_new(msg, "to", json_string(to));
-	if ((doc = msgdoc_new(id, "voice", ctx->client->id, notbefore, msg)) !=
-	    NULL && ctx->client->test)
+	if ((doc = msgdoc_new(id, "voice", ctx->client->id, notbefore,
+	    msg)) == NULL)
+		return NULL;
+	if (ctx->client->test)
 		msgdoc_set_test(doc);
+	msgdoc_set_reference(doc, reference);
 	return doc;
 }
 
-/* Why one campaign recipient is rejected, or NULL. */
+/* The number of a campaign recipient, a string or an object's. */
+static const json_t *
+number_of(const json_t *r)
+{
+	return json_is_object(r) ? json_object_get(r, "recipient") : r;
+}
+
+/*
+ * Why campaign recipient i is rejected ("recipients[i]: ..." into buf),
+ * or NULL.
+ */
 static const char *
-check_recipient(const json_t *recipients, size_t i)
+check_recipient(const json_t *recipients, size_t i, char *buf, size_t len)
 {
 	const json_t	*r = json_array_get(recipients, i), *o;
-	const char	*why;
+	const char	*why = NULL;
+	json_t		*errors;
+	char		 path[48], *line;
 	size_t		 j;
 
-	if (!json_is_string(r))
-		return "must be a string";
-	if ((why = valid_e164(json_string_value(r), json_string_length(r))))
-		return why;
-	for (j = 0; j < i; j++) {
-		o = json_array_get(recipients, j);
-		if (json_is_string(o) && json_equal(o, r))
-			return "duplicate recipient";
+	snprintf(path, sizeof(path), "recipients[%zu]", i);
+	if (json_is_object(r)) {
+		if ((errors = json_object()) == NULL)
+			return BATCH_TRY_AGAIN;
+		line = valid_object(r, recipient_fields, path, errors) > 0 ?
+		    problem_errors_line(errors) : NULL;
+		json_decref(errors);
+		if (line != NULL) {
+			snprintf(buf, len, "%s", line);
+			free(line);
+			return buf;
+		}
+	} else if (!json_is_string(r))
+		why = "must be a number or {\"recipient\", \"reference\"}";
+	else
+		why = valid_e164(json_string_value(r), json_string_length(r));
+	for (j = 0; why == NULL && j < i; j++) {
+		o = number_of(json_array_get(recipients, j));
+		if (json_is_string(o) && json_equal(o, number_of(r)))
+			why = "duplicate recipient";
 	}
-	return NULL;
+	if (why == NULL)
+		return NULL;
+	snprintf(buf, len, "%s: %s", path, why);
+	return buf;
 }
 
 static struct response *
@@ -116,6 +162,7 @@ campaign(struct ctx *ctx, json_t *base)
 {
 	struct batch	 b;
 	json_t		*recipients, *calls, *r, *res, *doc;
+	const json_t	*to, *ref;
 	const char	*at, *why;
 	char		 cid[SPOOL_ID_LEN + 1], id[SPOOL_ID_LEN + 1];
 	char		 line[512], stamp[RFC3339_LEN];
@@ -138,21 +185,23 @@ campaign(struct ctx *ctx, json_t *base)
 	dest = notbefore > time(NULL) ? SPOOL_DEFERRED : SPOOL_NEW;
 	json_array_foreach(recipients, i, r) {
 		doc = NULL;
-		if ((why = check_recipient(recipients, i)) != NULL)
-			snprintf(line, sizeof(line), "recipients[%zu]: %s", i,
-			    why);
-		else if ((doc = call_doc(ctx, base, json_string_value(r),
-		    notbefore, id)) == NULL) {
-			why = line;
-			snprintf(line, sizeof(line), "%s", BATCH_TRY_AGAIN);
-		}
+		to = number_of(r);
+		/* Its own reference, else the campaign's. */
+		if ((ref = json_object_get(r, "reference")) == NULL ||
+		    json_is_null(ref))
+			ref = json_object_get(ctx->body, "reference");
+		if ((why = check_recipient(recipients, i, line,
+		    sizeof(line))) == NULL && (doc = call_doc(ctx, base,
+		    json_string_value(to), json_string_value(ref), notbefore,
+		    id)) == NULL)
+			why = BATCH_TRY_AGAIN;
 		if (why == NULL)
-			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", r,
+			res = json_pack("{s:O, s:s, s:s, s:n}", "recipient", to,
 			    "callId", id, "status", "queued", "error");
 		else
 			res = json_pack("{s:O, s:n, s:s, s:s}", "recipient",
-			    json_is_string(r) ? r : json_null(), "callId",
-			    "status", "error", "error", line);
+			    json_is_string(to) ? to : json_null(), "callId",
+			    "status", "error", "error", why);
 		if (batch_add(&b, res, doc, dest) == -1) {
 			batch_free(&b);
 			return NULL;
@@ -211,7 +260,8 @@ voice_deliver(struct ctx *ctx)
 		return r;
 	}
 	doc = call_doc(ctx, base, json_string_value(json_object_get(body,
-	    "recipient")), 0, id);
+	    "recipient")), json_string_value(json_object_get(body,
+	    "reference")), 0, id);
 	json_decref(base);
 	if (doc == NULL)
 		return response_error(503, "the spool cannot take messages now");

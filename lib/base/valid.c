@@ -205,6 +205,32 @@ valid_ident(const char *s, size_t len)
 	return NULL;
 }
 
+/* A number's macro as a string literal. */
+#define NUMBER_(n)	#n
+#define NUMBER(n)	NUMBER_(n)
+
+const char *
+valid_reference(const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i;
+	long			 chars;
+
+	/* C1 is U+0080 to U+009F: 0xc2 then 0x80 to 0x9f in UTF-8. */
+	for (i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f || (p[i] == 0xc2 &&
+		    i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f))
+			return "must not contain control characters "
+			    "(U+0000 to U+001F, U+007F to U+009F)";
+	if ((chars = valid_utf8(s, len)) < 0)
+		return "must be UTF-8";
+	if (chars == 0)
+		return "must not be empty";
+	if (chars > REFERENCE_MAX)
+		return "must be at most " NUMBER(REFERENCE_MAX) " characters";
+	return NULL;
+}
+
 static const char *
 type_name(enum field_type t)
 {

@@ -76,6 +76,20 @@ const char	*valid_header(const char *s, size_t len); /* no CR/LF */
 const char	*valid_ident(const char *s, size_t len);  /* template id */
 
 /*
+ * A client's own reference of a message (conf/openapi.yaml,
+ * MessageReference): 1 to REFERENCE_MAX characters (code points), none
+ * of them a control character (U+0000 to U+001F, U+007F to U+009F), so
+ * that it is one line of text wherever it goes.  The one rule for it:
+ * every send route's table has FIELD_REFERENCE (null counts as absent),
+ * and a route that checks it alone calls valid_reference.
+ */
+#define REFERENCE_MAX	128
+const char	*valid_reference(const char *s, size_t len);
+#define FIELD_REFERENCE							\
+	{ .name = "reference", .type = FIELD_STRING,			\
+	    .flags = FIELD_NULLABLE, .check = valid_reference }
+
+/*
  * Whether a client id is [A-Za-z0-9_.-]{1,64}, not starting with '.': the
  * one rule for a client's name, in the keys file, the config's
  * [client.ID] and the spool's folders of each client.

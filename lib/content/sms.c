@@ -13,6 +13,7 @@ const struct field sms_fields[] = {
 	    SMS_BODY_MAX, NULL, NULL, 0 },
 	{ "sendAt", FIELD_STRING, FIELD_NULLABLE, 0, 0, valid_rfc3339,
 	    NULL, 0 },
+	FIELD_REFERENCE,
 	FIELD_END
 };
 
@@ -41,5 +42,8 @@ sms_build(const struct client *client, const json_t *sms, const char *prefix,
 	    out->scheduled ? out->send_at : now, msg);
 	if (doc != NULL && client->test)
 		msgdoc_set_test(doc);
+	if (doc != NULL)
+		msgdoc_set_reference(doc, json_string_value(json_object_get(sms,
+		    "reference")));
 	return doc;
 }

@@ -1,6 +1,7 @@
 /*
  * sms.h: one SMS, as sms-deliver and each entry of sms-batch take it
- * (conf/openapi.yaml, Sms): {"recipient", "messageBody", "sendAt"?}.
+ * (conf/openapi.yaml, ApiSmsRequest): {"recipient", "messageBody",
+ * "sendAt"?, "reference"?}.
  */
 #ifndef SMS_H
 #define SMS_H

@@ -285,6 +285,60 @@ test_ident(void **state)
 	BAD(valid_ident, id);
 }
 
+/*
+ * A reference: 1 to 128 characters, code points not bytes, none a
+ * control character of C0, DEL or C1; the characters just past each
+ * range are text.
+ */
+static void
+test_reference(void **state)
+{
+	char	 s[4 * 129 + 1];
+	size_t	 i;
+
+	(void)state;
+	OK(valid_reference, "r");
+	OK(valid_reference, "order-1001");
+	OK(valid_reference, " Ann's order #7 ");
+	OK(valid_reference, "a\xc2\xa0" "b");		/* U+00A0 */
+	OK(valid_reference, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	BAD(valid_reference, "");
+	BAD(valid_reference, "a\nb");
+	BAD(valid_reference, "a\tb");
+	BAD(valid_reference, "a\rb");
+	BAD(valid_reference, "\x01");
+	BAD(valid_reference, "a\x1f");
+	BAD(valid_reference, "a\x7f");
+	BAD(valid_reference, "a\xc2\x80");		/* U+0080 */
+	BAD(valid_reference, "a\xc2\x85" "b");		/* U+0085, NEL */
+	BAD(valid_reference, "\xc2\x9f");		/* U+009F */
+	BAD(valid_reference, "\xc2");			/* cut short */
+	BAD(valid_reference, "\xc0\xaf");		/* overlong */
+	BAD(valid_reference, "\xed\xa0\x80");		/* a surrogate */
+	/* An embedded NUL, within len. */
+	assert_non_null(valid_reference("a\0b", 3));
+	/* 128 characters of 1, 2 and 4 bytes; 129 is one too many. */
+	memset(s, 'x', 128);
+	s[128] = '\0';
+	OK(valid_reference, s);
+	s[128] = 'x';
+	s[129] = '\0';
+	BAD(valid_reference, s);
+	assert_string_equal(valid_reference(s, 129),
+	    "must be at most 128 characters");
+	for (i = 0; i < 128; i++)
+		memcpy(s + 2 * i, "\xc3\xa9", 2);
+	s[256] = '\0';
+	OK(valid_reference, s);
+	for (i = 0; i < 128; i++)
+		memcpy(s + 4 * i, "\xf0\x9f\x98\x80", 4);
+	s[512] = '\0';
+	OK(valid_reference, s);
+	memcpy(s + 512, "\xf0\x9f\x98\x80", 4);
+	s[516] = '\0';
+	BAD(valid_reference, s);
+}
+
 int
 main(void)
 {
@@ -302,6 +356,7 @@ main(void)
 		cmocka_unit_test(test_https_url),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_ident),
+		cmocka_unit_test(test_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

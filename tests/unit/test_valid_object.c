@@ -245,6 +245,43 @@ test_object_nullable(void **state)
 	json_decref(errors);
 }
 
+/*
+ * FIELD_REFERENCE, the one entry of every send route's table: null or
+ * absent is none; a bad value is one message at its path.
+ */
+static void
+test_object_reference(void **state)
+{
+	static const struct field t[] = { FIELD_REFERENCE, FIELD_END };
+	json_t	*o, *errors;
+	size_t	 i;
+	const char *bad[] = { "\"\"", "5", "{}", "\"a\\nb\"",
+	    "\"a\\u0085b\"", "\"a\\u0000b\"" };
+
+	(void)state;
+	errors = json_object();
+	o = json_pack("{s:n}", "reference");
+	assert_int_equal(valid_object(o, t, "", errors), 0);
+	json_decref(o);
+	o = json_pack("{}");
+	assert_int_equal(valid_object(o, t, "", errors), 0);
+	json_decref(o);
+	o = json_pack("{s:s}", "reference", "order-1001");
+	assert_int_equal(valid_object(o, t, "", errors), 0);
+	json_decref(o);
+	json_decref(errors);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errors = json_object();
+		o = json_object();
+		json_object_set_new(o, "reference", json_loads(bad[i],
+		    JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL));
+		assert_int_equal(valid_object(o, t, "payload[2]", errors), 1);
+		assert_only_path(errors, "payload[2].reference");
+		json_decref(o);
+		json_decref(errors);
+	}
+}
+
 static void
 test_object_string_chars_not_bytes(void **state)
 {
@@ -539,6 +576,7 @@ main(void)
 		cmocka_unit_test(test_object_required_missing),
 		cmocka_unit_test(test_object_wrong_types),
 		cmocka_unit_test(test_object_nullable),
+		cmocka_unit_test(test_object_reference),
 		cmocka_unit_test(test_object_string_chars_not_bytes),
 		cmocka_unit_test(test_object_string_embedded_nul),
 		cmocka_unit_test(test_object_nonempty),
