@@ -59,7 +59,8 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # spool's files), content (channels, clients, templates, messages), http
 # (requests and replies).
 LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
-LIB_SPOOL	 = spool claim commit area msgdoc receipt blob event suppress \
+LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
+		   event suppress \
 		   suppress_list \
 		   inbox inbound list
 LIB_CONTENT	 = keys html sms tmpl unsub keyword
