@@ -46,8 +46,9 @@ WEBSERVER_FILES = {
     "test_fcgi.py",
     # a request to every route: the server's routing of every path
     "test_openapi_live.py",
-    # /messages/{id} with GET and DELETE: a path parameter and a method
-    # the servers route
+    # /messages/{id} with GET and DELETE, /messages with a query string
+    # and the Link of its next page: a path parameter, a query and a
+    # method the servers route
     "test_messages.py",
     # /suppressions/{channel}/{address} with GET, PUT and DELETE: a
     # percent-encoded address in the path, a PUT with or without a body

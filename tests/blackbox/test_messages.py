@@ -301,3 +301,43 @@ def test_cancel_races_the_daemon(srv):
             else:
                 assert results[sid] == 409, results[sid]
                 assert where == "sent" and sent, (sid, where)
+
+
+# ------------------------------------------------------ GET /messages
+
+def test_list_with_a_query_and_its_next_page_through_the_server(srv):
+    """GET /messages?QUERY routed to the program with its query as sent
+    (a percent-encoded '+', a literal comma), and the Link header's
+    next page followed through the server: the same as ?after=next,
+    the last page without Link (conf/openapi.yaml, MessageList)."""
+    from test_list import follow, page, same_filters
+    mine = [_queue(srv, recipient="+4915112345678", messageBody=str(i))
+            for i in range(2)]
+    _queue(srv, recipient="+4915112345679")
+    mine.append(_queue(srv, recipient="+4915112345678",
+                       sendAt=in_future(3600)))
+    query = "status=queued,scheduled&recipient=%2B4915112345678&limit=2"
+    body, r = page(srv, query)
+    assert [m["id"] for m in body["messages"]] == [mine[2], mine[1]]
+    same_filters(r, query)
+    last, r2 = follow(srv, r)
+    assert [m["id"] for m in last["messages"]] == [mine[0]]
+    assert last["next"] is None and "Link" not in r2.headers
+    assert page(srv, query + "&after=" + body["next"])[0] == last
+    # HEAD: the GET's status and Link, no body.
+    h = srv.request("HEAD", "/messages?" + query)
+    assert h.status_code == 200 and h.content == b""
+    assert h.headers.get("Link") == r.headers["Link"]
+
+
+def test_list_method_key_and_bad_query(srv):
+    r = srv.request("POST", "/messages", data=b"{}",
+                    headers={"Content-Type": "application/json"})
+    _problem(r, 405)
+    got = [m.strip() for m in r.headers["Allow"].split(",")]
+    assert got == ["GET", "HEAD"], got
+    r = srv.get("/messages", client=None)
+    check_reply(r)
+    assert_unauthorized(r)
+    _problem(srv.get("/messages?limit=501"), 400, "limit")
+    _problem(srv.get("/messages?status=queued&status=sent"), 400, "status")
