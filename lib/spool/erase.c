@@ -134,28 +134,39 @@ void
 erase_add_id(struct run *r, const char *name)
 {
 	void	*nv;
+	size_t	 lo = 0, hi = r->nids, mid;
+	int	 c;
 
 	if (!ulid_prefix(name))
 		return;
+	/* Kept sorted as they come, once each: looked up for every file. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = idcmp(name, r->ids[mid])) == 0)
+			return;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	if (r->nids == r->capids) {
-		r->capids = r->capids ? r->capids * 2 : 64;
-		if ((nv = reallocarray(r->ids, r->capids,
+		if ((nv = reallocarray(r->ids, r->capids ? r->capids * 2 : 64,
 		    sizeof(*r->ids))) == NULL)
 			return;	/* its dependents are found by the address */
 		r->ids = nv;
+		r->capids = r->capids ? r->capids * 2 : 64;
 	}
-	memcpy(r->ids[r->nids], name, SPOOL_ID_LEN);
-	r->ids[r->nids++][SPOOL_ID_LEN] = '\0';
+	memmove(r->ids[lo + 1], r->ids[lo], (r->nids - lo) *
+	    sizeof(*r->ids));
+	memcpy(r->ids[lo], name, SPOOL_ID_LEN);
+	r->ids[lo][SPOOL_ID_LEN] = '\0';
+	r->nids++;
 }
 
 /* Whether the SPOOL_ID_LEN bytes at p are an id erased. */
 int
 erase_is_erased(struct run *r, const char *p)
 {
-	if (r->sorted != r->nids) {
-		qsort(r->ids, r->nids, sizeof(*r->ids), idcmp);
-		r->sorted = r->nids;
-	}
 	return r->nids > 0 && bsearch(p, r->ids, r->nids, sizeof(*r->ids),
 	    idcmp) != NULL;
 }

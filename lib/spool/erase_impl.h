@@ -33,9 +33,8 @@ struct run {
 	const struct erase_addr	*a;
 	const struct erase_opts	*o;
 	struct erase_counts	*c;
-	char			(*ids)[SPOOL_ID_LEN + 1]; /* erased */
+	char			(*ids)[SPOOL_ID_LEN + 1]; /* erased, sorted */
 	size_t			 nids, capids;
-	size_t			 sorted;	/* ids sorted so far */
 	struct held		*held;
 	size_t			 nheld, capheld;
 };

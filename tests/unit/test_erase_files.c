@@ -375,6 +375,45 @@ test_run_part_owner(void **state)
 	config_free(cfg);
 }
 
+/*
+ * Many messages, their ids coming in no order (state by state), one of
+ * them in two states (a dead claim left beside its outcome): each goes,
+ * and each is counted once; what names them goes with them.
+ */
+static void
+test_run_many(void **state)
+{
+	struct tu_spool		*f = *state;
+	static const enum spool_dir dirs[] = { SPOOL_SENT, SPOOL_NEW,
+	    SPOOL_FAILED, SPOOL_DEFERRED };
+	struct erase_addr	 a;
+	struct erase_opts	 o;
+	struct erase_counts	 c;
+	char			 ids[100][27], r[128], text[256], path[512];
+	int			 i;
+
+	for (i = 0; i < 100; i++)
+		message(f, dirs[i % 4], "acme", X_PHONE, ids[i]);
+	snprintf(path, sizeof(path), "%s/%s", f->dir, rel(r, "cur", ids[0],
+	    ".json"));
+	snprintf(text, sizeof(text), "{\"to\":\"" Y_PHONE "\",\"id\":"
+	    "\"%.26s\"}", ids[0]);
+	tu_write_text(path, text);
+	for (i = 0; i < 100; i += 7) {
+		snprintf(text, sizeof(text), "{\"message\":\"%.26s\"}",
+		    ids[i]);
+		snprintf(r, sizeof(r), "receipts/01M8RECEIPT%016d.json", i);
+		put(f, r, text);
+	}
+	assert_int_equal(erase_addr_parse(X_PHONE, &a), 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(erase_run(f->sp, &a, &o, &c), 0);
+	assert_int_equal(c.messages, 101);
+	assert_int_equal(c.removed, 101 + 15);
+	assert_false(exists(f, rel(r, "cur", ids[0], ".json")));
+	assert_false(exists(f, "receipts/01M8RECEIPT0000000000000098.json"));
+}
+
 int
 main(void)
 {
@@ -385,6 +424,7 @@ main(void)
 		T(test_run_client),
 		T(test_run_held),
 		T(test_run_part_owner),
+		T(test_run_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
