@@ -210,7 +210,8 @@ erase_states(struct run *r)
 			    names[i]) == 1)
 				hold(r, names[i], 0);
 		}
-		erase_progress(r, what, (size_t)n, (size_t)n);
+		if (n > 0)
+			erase_progress(r, what, (size_t)n, (size_t)n);
 		spool_names_free(names, (size_t)n);
 	}
 }

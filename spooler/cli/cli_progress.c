@@ -49,9 +49,12 @@ cli_progress(void *arg, const char *what, size_t done, size_t total)
 		n = snprintf(line, sizeof(line), "msgspool: %s %zu/%zu "
 		    "(%d%%)", what != NULL ? what : "", done, total,
 		    done >= total ? 100 : (int)((double)done * 100 / total));
-	else
+	else if (done > 0)
 		n = snprintf(line, sizeof(line), "msgspool: %s %zu",
 		    what != NULL ? what : "", done);
+	else
+		n = snprintf(line, sizeof(line), "msgspool: %s",
+		    what != NULL ? what : "");
 	if (n < 0)
 		return;
 	len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;

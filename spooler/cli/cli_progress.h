@@ -23,8 +23,9 @@ struct cli_progress {
 
 /*
  * done of total units of what ("reading", "writing"; total 0: not known
- * yet), as "msgspool: what done/total (N%)", redrawn with "\r" at most
- * ten times a second, and always when done reaches total.  The
+ * yet), as "msgspool: what done/total (N%)" ("msgspool: what done"
+ * without a total, "msgspool: what" while done is 0 too), redrawn with
+ * "\r" at most ten times a second, and always when done reaches total.  The
  * signature of list_progress_fn (spool/list.h), so that it can be passed
  * to list_reindex as it is.
  */
