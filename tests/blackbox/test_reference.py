@@ -351,3 +351,34 @@ def test_found_by_its_reference(routes):
     assert {m["id"] for m in got["messages"]} == want, got
     assert all(m["reference"] == ref for m in got["messages"]), got
     assert got["next"] is None, got
+
+
+def test_route_of_a_test_key_and_of_a_refused_message(routes):
+    """A test key's message, never handed to a provider, names its
+    channel's section as a live key's would; a
+    message failed because its recipient was suppressed after it was
+    queued reached no provider and names no route."""
+    srv = routes
+    cp = srv.inst.cli("key", "add", "sandbox", "*", "--test")
+    assert cp.returncode == 0, cp.err
+    key = cp.out.strip()
+    try:
+        r = srv.post_json("/voice/v1/deliver", {
+            "recipient": RECIPIENT, "message": "hi",
+            "reference": "sandbox-1"}, api_key=key)
+        sandbox = ok_json(r, 202)["callId"]
+        queued = srv.sms(recipient=R2, reference="late").json()["smsId"]
+        r = srv.request("PUT", "/suppressions/sms/%2B" + R2[1:])
+        assert r.status_code == 201, r.text
+        srv.inst.daemon_once()
+        r = srv.get("/messages/" + sandbox, api_key=key)
+        check_reply(r)
+        st = ok_json(r, 200)
+        assert st["provider"] == "test" and st["route"] == "voice", st
+        assert st["reference"] == "sandbox-1", st
+        st = _status(srv, queued)
+        assert st["status"] == "failed", st
+        assert st["error"]["code"] == "suppressed", st
+        assert st["route"] is None and st["reference"] == "late", st
+    finally:
+        srv.inst.write_keys()
