@@ -471,7 +471,11 @@ uninstall:
 # make bench: ratios against baselines measured in the same run; writes
 # bench/results.md.  Not a test: it never fails on a figure.
 # BASELINE=DIR also measures POST /sms/v1/deliver of another tree's build
-# (DIR holding cgi-bin/) in rounds alternating with this one's.
+# (DIR holding cgi-bin/) in rounds alternating with this one's; against
+# the tree before issue 23 (the lists of messages), its last commit d121d50:
+#   git worktree add --detach /tmp/base d121d50 && make -C /tmp/base build
+#   make bench BASELINE=/tmp/base/build   (or bench/run.py --only none
+#   --baseline /tmp/base/build --record: that row alone, into results.md)
 BENCH_BINS	 = noop naive durable cgitime
 bench: deps-bench
 	@$(MAKE) --no-print-directory build $(BENCH_BINS:%=$(O)bench/%) \

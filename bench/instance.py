@@ -202,8 +202,12 @@ class Lighttpd:
     def __init__(self, inst, cgi_dir, noop):
         self.run = inst.base / "run"
         (self.run / "empty").mkdir(parents=True, exist_ok=True)
+        # The programs, linked afresh when another server of inst (an
+        # earlier one, stopped) linked them.
         self.cgi = inst.base / "cgi-bin"
         self.cgi.mkdir(exist_ok=True)
+        for old in os.listdir(self.cgi):
+            os.unlink(self.cgi / old)
         for prog in os.listdir(cgi_dir):
             p = Path(cgi_dir) / prog
             if os.access(p, os.X_OK) and p.is_file() and "." not in prog:

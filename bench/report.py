@@ -4,6 +4,7 @@ back as JSON): the machine at the start, the rows of each section that
 ran, keyed by its name in --only, the load at the end, and the parameters
 the text names (rounds, workers).  Nothing here measures.
 """
+import re
 
 
 def median(xs):
@@ -389,6 +390,234 @@ def received_lines(rows):
     return lines + [""]
 
 
+
+def thousands(n):
+    return "{:,}".format(n)
+
+
+# What GET /messages/{id} measured from outside before issue 23, against
+# GET /ping, with 10,000 messages in sent/ (for comparison, no target).
+BYID_BEFORE = {"CGI": 0.85, "msgspool-fcgi": 0.63}
+
+
+def list_lines(ls):
+    """Section 9, GET /messages and what msgspoold does over a spool of
+    many messages of several clients."""
+    total = ls["clients"] * ls["per_client"]
+    lines = ["## 9. Listing messages: GET /messages over %s messages of %d clients"
+             % (thousands(total), ls["clients"]), ""]
+    cap = ls["capture"]
+    if cap.get("error"):
+        return lines + ["Could not be measured: the templates' run failed: %s"
+                        % cap["error"], ""]
+    f, c = ls["fill"], ls["fill"]["counts"]
+    sent = sum(c.get(k, 0) for k in ("sent", "delivered", "undelivered"))
+    lines += [
+        "The spool: %d clients with %s messages each (SMS), created over the last "
+        "5 days, written in %.1f s as copies of the documents this build wrote in "
+        "a real run (bench/bigspool.py: SMS posted through lighttpd and the CGI "
+        "programs, sent by msgspoold through the twilio provider to the tests' "
+        "stand-in, given its receipts), each with an id, client, recipient, text, "
+        "Twilio id and times of its own%s: sent/ %s (sent %s, delivered %s, "
+        "undelivered %s), failed/ %s, deferred/ %s (retrying %s, scheduled %s), "
+        "new/ %s." % (
+            ls["clients"], thousands(ls["per_client"]), f["seconds"],
+            ", and a reference" if cap.get("reference") else
+            " (the send route took no reference)",
+            thousands(sent), thousands(c.get("sent", 0)),
+            thousands(c.get("delivered", 0)), thousands(c.get("undelivered", 0)),
+            thousands(c.get("failed", 0)),
+            thousands(c.get("retrying", 0) + c.get("scheduled", 0)),
+            thousands(c.get("retrying", 0)), thousands(c.get("scheduled", 0)),
+            thousands(c.get("new", 0))), ""]
+    un = ls.get("unindexed")
+    if un:
+        lines += ["Before the lists were built (lists/ never made, so every file "
+                  "is read): GET /messages?limit=50 of one client took %.0f ms "
+                  "(one request, CGI), and %s." % (
+                      un["ms"], "gave the newest 50 as it should"
+                      if un["ok"] else "**did not give the newest 50 of the client**"),
+                  ""]
+    ri = ls["reindex"]
+    if ri["rc"]:
+        lines += ["`msgspool reindex` **failed** (exit %d): %s" % (ri["rc"], ri["error"]), ""]
+    else:
+        lines += ["`msgspool reindex` built the lists of the %s messages in %.1f s: "
+                  "**%s messages/s** (it said: %s)." % (
+                      thousands(ri["messages"]), ri["seconds"],
+                      thousands(int(ri["per_s"])), ri["said"] or "nothing"), ""]
+    once = ls.get("once")
+    if once:
+        lines += ["Then msgspoold `--once` over the spool, as a running one would "
+                  "have (SMS through the file provider): the messages waiting in "
+                  "new/ sent, the lists made good at its start: %.1f s, exit %d, "
+                  "%d left in new/." % (once["seconds"], once["rc"], once["new_left"]),
+                  ""]
+    modes = ls["modes"]
+    for m in modes:
+        bad = [(k, v["seen"]) for k, v in m["checks"]["checks"].items() if not v["ok"]]
+        if bad:
+            lines += ["**%s: the lists were not as written**: %s." % (
+                m["mode"], "; ".join("%s: %s" % kv for kv in bad)), ""]
+    if modes and all(m["checks"]["ok"] for m in modes):
+        lines += ["Checked through each server first, as one client: %s: as written." % (
+            "; ".join(modes[0]["checks"]["checks"])), ""]
+    lines += ["GET /messages?limit=50 (the newest page) and GET /messages/{id} (each "
+              "of 1,000 of the client's messages in turn, of every state) next to "
+              "GET /ping of the same server, in %d alternating rounds of %d s "
+              "(wrk, 2 threads, 16 connections; req/s, medians):" % (
+                  ls["rounds"], ls["seconds"]), "",
+              "| Mode | GET /ping | GET /messages?limit=50 | list / ping | target "
+              "| GET /messages/{id} | id / ping | every round (ping; list; id) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for m in modes:
+        r = m["runs"]
+        med = {k: median([x["rps"] for x in v]) for k, v in r.items()}
+        ok = {k: not any(unclean(v)) for k, v in r.items()}
+        lr = med["list"] / med["ping"] if med["ping"] else 0
+        ir = med["id"] / med["ping"] if med["ping"] else 0
+        lines.append("| %s | %.0f | %.0f | %.2f | ≥ 0.50: %s | %.0f | %.2f | %s; %s; %s |" % (
+            m["mode"], med["ping"], med["list"], lr,
+            verdict(lr >= 0.5 and ok["list"] and m["checks"]["ok"]), med["id"], ir,
+            rounds_text(r["ping"]), rounds_text(r["list"]), rounds_text(r["id"])))
+        if not all(ok.values()):
+            lines.append("|  ↳ non-2xx, socket errors: %s | | | | | | | |" % "; ".join(
+                "%s %d, %d" % ((k,) + unclean(v)) for k, v in r.items()))
+    lines += ["", "GET /messages/{id} against GET /ping, for comparison: %s, "
+              "measured from outside before issue 23 with 10,000 messages in sent/ "
+              "(no target)." % ", ".join("%.2f under %s" % (v, k)
+                                         for k, v in BYID_BEFORE.items()), ""]
+    if modes:
+        names = list(modes[0]["latency"])
+        n = modes[0]["latency"][names[0]]["n"]
+        lines += ["Single requests, one after another on one kept-alive connection, "
+                  "as the same client, %d of each (ms):" % n, "",
+                  "| Request | %s | target |" % " | ".join(
+                      "%s p50 | %s max" % (m["mode"], m["mode"]) for m in modes),
+                  "|---|%s---|" % ("---|---|" * len(modes))]
+        for name in names:
+            cells, tgt = [], ""
+            for m in modes:
+                x = m["latency"][name]
+                cells.append("%.1f%s | %.1f" % (x["p50_ms"], " (%d not 200: %s)" % (
+                    x["nbad"], x["bad"]) if x["nbad"] else "", x["max_ms"]))
+            if "status=read" in name:
+                tgt = "p50 ≤ 100 ms: %s" % verdict(all(
+                    m["latency"][name]["p50_ms"] <= 100 and not m["latency"][name]["nbad"]
+                    for m in modes))
+            lines.append("| %s | %s | %s |" % (name, " | ".join(cells), tgt))
+        lines += ["", "A walk of the client's whole list (limit=500, the next cursors): "
+                  "%s." % ", ".join("%d pages in %.2f s under %s" % (
+                      m["checks"]["walk_pages"], m["checks"]["walk_s"], m["mode"])
+                      for m in modes), ""]
+    rc = ls.get("receipts")
+    if rc:
+        lines += ["msgspoold over the same spool, SMS through the file provider, "
+                  "so that its own work is what is timed.", "",
+                  "Receipts applied: Twilio's status callbacks saying delivered, "
+                  "signed, for %s of the client's sent messages, POSTed to "
+                  "/receipts/twilio (each once, 16 at a time, CGI: %.0f/s stored), "
+                  "then msgspoold started and timed until receipts/ is empty; each "
+                  "applied is a durable rewrite of its message (msgspoold(8), "
+                  "Receipts)." % (thousands(rc["n"]), rc["n"] / rc["post_s"]
+                                  if rc["post_s"] else 0), "",
+                  "| Receipts | stored (200s) | messages delivered after | seconds "
+                  "| applied / s | first after s | first to last, / s |",
+                  "|---|---|---|---|---|---|---|",
+                  "| %d | %d (%s) | %d%s | %.2f | **%.0f** | %s | %s |" % (
+                      rc["n"], rc["stored"], rc["posted"].get("200", rc["posted"].get(200, 0)),
+                      rc["delivered"], " (**timed out**)" if rc["timed_out"] else "",
+                      rc["seconds"], rc["per_s"],
+                      "%.2f" % rc["first_s"] if rc["first_s"] is not None else "-",
+                      "%.0f" % rc["flowing_per_s"] if rc.get("flowing_per_s") else "-"), ""]
+    hooks = ls.get("webhooks")
+    if hooks:
+        lines += ["Webhook events delivered: SMS of a client with a `webhook-url` on "
+                  "127.0.0.1 (a receiver answering 200 at once) queued through POST "
+                  "/sms/v1/deliver/batch, then msgspoold started and timed until the "
+                  "receiver has a message.sent event of each: its sends, each event "
+                  "stored in events/, and the events POSTed (webhook transfers: a "
+                  "quarter of `concurrency`); from the first to the last, the rate "
+                  "of the transfers alone.", "",
+                  "| Messages | concurrency (webhook transfers) | delivered | seconds "
+                  "| delivered / s | first after s | first to last, / s | signed |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in hooks:
+            lines.append("| %d | %d (%d) | %d%s | %.2f | **%.0f** | %s | %s | %d of %d |" % (
+                r["n"], r["concurrency"], r["transfers"], r["messages"],
+                " (**timed out**)" if r["timed_out"] else "", r["seconds"], r["per_s"],
+                "%.2f" % r["first_s"] if r["first_s"] is not None else "-",
+                "%.0f" % r["flowing_per_s"] if r.get("flowing_per_s") else "-",
+                r["signed"], r["requests"]))
+            if r["requests"] != r["messages"] or r.get("batches_refused"):
+                lines.append("|  ↳ %d requests for %d messages (%d events), %d "
+                             "batches refused | | | | | | | |" % (
+                                 r["requests"], r["messages"], r["events"],
+                                 r.get("batches_refused", 0)))
+        lines.append("")
+    return lines
+
+
+def baseline_lines(b):
+    """Section 10, POST /sms/v1/deliver of this build and of another
+    (--baseline DIR), rounds alternating."""
+    ratio = b["ratio"]
+    return ["## 10. POST /sms/v1/deliver: this build against another", "",
+            "The CGI programs of this build (%s) and of %s (%s), each under its own "
+            "lighttpd over its own instance, in %d alternating rounds%s (req/s; "
+            "wrk, 2 threads, 16 connections):" % (
+                b.get("this_rev") or "?", b["base"], b.get("base_rev") or "?",
+                len(b["rps"]["this"]),
+                " of %d s" % b["seconds"] if b.get("seconds") else ""), "",
+            "| Build | req/s (median) | every round |", "|---|---|---|",
+            "| this | %.0f | %s |" % (b["median"]["this"],
+                                    ", ".join("%.0f" % x for x in b["rps"]["this"])),
+            "| base | %.0f | %s |" % (b["median"]["base"],
+                                    ", ".join("%.0f" % x for x in b["rps"]["base"])),
+            "", "this / base: **%.2f**, target ≥ 0.95: %s." % (ratio, verdict(ratio >= 0.95)),
+            ""]
+
+
+SECTION_RE = re.compile(r"## (\d+)([a-z]?)\. ")
+
+
+def split_sections(text):
+    """text (a results.md) as its head, its sections [(key, lines)] in
+    order, key (number, letter) of each title, and the line of the load
+    at the end (or None)."""
+    head, secs, tail = [], [], None
+    for line in text.rstrip("\n").split("\n"):
+        m = SECTION_RE.match(line)
+        if line.startswith("Load average at the end"):
+            tail = line
+        elif m:
+            secs.append(((int(m.group(1)), m.group(2)), [line]))
+        elif secs:
+            secs[-1][1].append(line)
+        else:
+            head.append(line)
+    return head, secs, tail
+
+
+def merge(old, new, note):
+    """The text of results.md old with the sections of new (render()'s
+    text of a run of some sections) in place of its own of the same
+    number, or added in their order; each of them says, after its title,
+    note: that it was measured apart from the rest of the file."""
+    if old is None:
+        return new
+    head, secs, tail = split_sections(old)
+    _, fresh, _ = split_sections(new)
+    byk = dict(secs)
+    for k, lines in fresh:
+        byk[k] = lines[:2] + [note, ""] + lines[2:]
+    out = head[:]
+    for k in sorted(byk):
+        out += byk[k]
+    if tail:
+        out.append(tail)
+    return "\n".join(out) + "\n"
+
 def render(res):
     """The text of bench/results.md for the results res."""
     s = res["started"]
@@ -426,5 +655,9 @@ def render(res):
         lines += inbound_lines(res["inbound"])
     if "received" in res:
         lines += received_lines(res["received"])
+    if "list" in res:
+        lines += list_lines(res["list"])
+    if "baseline" in res:
+        lines += baseline_lines(res["baseline"])
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

@@ -6,7 +6,8 @@ machine is shared and noisy.  Prints a table and writes bench/results.md.
 These are benchmarks, not tests: nothing here fails the build.
 
     /usr/bin/python3 bench/run.py [--quick] [--only cgi,fcgi,...]
-        [--dump FILE] [--from FILE] [--results PATH]
+        [--dump FILE] [--from FILE] [--results PATH] [--record]
+        [--baseline DIR]
 
 run.py measures (the servers it runs are in instance.py); report.py
 writes the markdown from what it measured.
@@ -36,7 +37,7 @@ BIN = BUILD / "bench"
 sys.path.insert(0, str(BENCH))
 
 from instance import CLIENT, KEY, Instance, Lighttpd, LighttpdFcgi, ulid  # noqa: E402
-from report import median, render  # noqa: E402
+from report import median, merge, render  # noqa: E402
 from slowhttp import SlowHTTP  # noqa: E402
 
 
@@ -140,7 +141,8 @@ def alternating(cases, rounds, duration, after=None):
     them in reverse order, so none always follows the same neighbour.
     Every run's wrk result, by name; after(name, inst), when given, is
     called on each run's spool before it is cleared, its dict added to
-    the run's result."""
+    the run's result.  A case whose inst is None writes nothing: no
+    spool is cleared after it."""
     runs = {name: [] for name, _, _, _ in cases}
     for i in range(rounds):
         for name, url, script, inst in (cases if i % 2 == 0 else cases[::-1]):
@@ -148,7 +150,8 @@ def alternating(cases, rounds, duration, after=None):
             time.sleep(0.5)
             if after:
                 runs[name][-1].update(after(name, inst))
-            inst.clear()
+            if inst is not None:
+                inst.clear()
     return runs
 
 
@@ -317,8 +320,23 @@ def bench_baseline(work, quick, base):
             srv.stop()
     rps = {k: [r["rps"] for r in v] for k, v in runs.items()}
     med = {k: median(v) for k, v in rps.items()}
-    return {"base": str(base), "rps": rps, "median": med,
-            "ratio": med["this"] / med["base"] if med["base"] else 0}
+    return {"base": str(base), "rps": rps, "median": med, "seconds": dur,
+            "ratio": med["this"] / med["base"] if med["base"] else 0,
+            "this_rev": revision(ROOT),
+            "base_rev": revision(Path(base).resolve().parent)}
+
+
+def revision(tree):
+    """The commit of the git tree (a work tree, or a build directory's
+    parent), "+" when it has changes not committed; None when it is
+    none."""
+    try:
+        p = subprocess.run(["git", "-C", str(tree), "describe", "--always",
+                            "--dirty=+", "--abbrev=7"],
+                           capture_output=True, text=True, timeout=30)
+    except OSError:
+        return None
+    return p.stdout.strip() or None if p.returncode == 0 else None
 
 
 FCGI_WORKERS = (1, 2, 4, 8, 16)
@@ -812,10 +830,11 @@ def bench_inbound(work, quick):
 HOOK_SECRET = "whsec_" + base64.b64encode(b"the bench client's webhook secret").decode()
 
 
-def hook_check(recorded, ids):
-    """What the receiver got, against the inbound messages ids: how many
-    requests, distinct events, message.received events of one of ids
-    (each once), and correctly signed ones (harness/receiptsign.py)."""
+def hook_check(recorded, ids, kind="message.received"):
+    """What the receiver got, against the messages ids (inbound ones by
+    default): how many requests, distinct events, events of type kind of
+    one of ids (each once), and correctly signed ones
+    (harness/receiptsign.py)."""
     sys.path.insert(0, str(ROOT / "tests" / "blackbox"))
     from harness.receiptsign import stdwh_sig
     events, of, signed = set(), set(), 0
@@ -830,7 +849,7 @@ def hook_check(recorded, ids):
             doc = json.loads(body)
         except ValueError:
             continue
-        if doc.get("type") == "message.received" and \
+        if doc.get("type") == kind and \
                 (doc.get("data") or {}).get("id") in ids:
             of.add(doc["data"]["id"])
         want = stdwh_sig(HOOK_SECRET, h.get("webhook-id", ""),
@@ -888,7 +907,449 @@ def bench_received(work, quick):
     return rows
 
 
-DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received"
+# Issue 23: each client's list of its messages (GET /messages), the
+# index the spool keeps of it, over a spool of 100,000 messages of 10
+# clients written from the templates of a real run (bigspool.py).
+
+LIST_CLIENTS = ["bench"] + ["bench%d" % i for i in range(1, 10)]
+LIST_KEYS = dict([("bench", KEY)] + [("bench%d" % i, "bench-key-%d-0123456789" % i)
+                                     for i in range(1, 10)])
+# Its client whose receiver gets the webhooks of its sends.
+HOOKED = "bench9"
+LIST_ROUNDS = 3
+# Sequential requests of each kind whose p50 is given.
+LIST_LATENCY_N = 31
+# GET /messages/{id} of this many of the bench client's messages, in turn.
+LIST_SAMPLE = 1000
+# The statuses of the states bigspool writes (conf/openapi.yaml, Status).
+# "new-sent": written into new/, since sent by msgspoold (the file
+# provider).
+LIST_STATUS = {"new": "queued", "retrying": "retrying", "scheduled": "scheduled",
+               "sent": "sent", "delivered": "delivered",
+               "undelivered": "undelivered", "failed": "failed",
+               "new-sent": "sent"}
+
+
+def list_conf():
+    """The config of the list section's spool, as the CGI programs read
+    it: the Twilio account whose auth token signs the receipts (the
+    messages were sent through it), the public URL they are signed for,
+    the clients' keys."""
+    return ("public-url = %s\n[sms]\nprovider = twilio\naccount-sid = %s\n"
+            "auth-token = %s\nfrom = %s\napi-base = http://127.0.0.1:9\n"
+            % (PUBLIC_URL, TWILIO_SID, TWILIO_TOKEN, INBOUND_TO))
+
+
+def daemon_conf(inst, name, top="", sections=""):
+    """A config of msgspoold over inst's spool, SMS through the file
+    provider (into outbox/), so that what is measured is msgspoold's own
+    work: top, its top-level keys; sections, more sections (a client's)."""
+    p = inst.base / ("msgspoold-%s.conf" % name)
+    p.write_text("spool = %s\nkeys = %s\ntemplates = %s\n%s[sms]\nprovider = file\n"
+                 "[ott.1]\nprovider = file\n%s" % (
+                     inst.spool, inst.base / "keys", inst.base / "templates",
+                     top, sections))
+    return p
+
+
+def lua_get(paths, work, key=KEY, name="get"):
+    """A wrk script of GETs of paths as the client of key, one after
+    another: each of wrk's threads starts at a place of its own and
+    cycles through them."""
+    p = Path(work) / ("%s.lua" % name)
+    p.write_text(
+        'wrk.method = "GET"\n'
+        'wrk.headers["X-API-KEY"] = "%s"\n'
+        'local paths = {%s}\n'
+        'local threads, i = 0, 0\n'
+        'function setup(thread)\n'
+        '  thread:set("tid", threads)\n'
+        '  threads = threads + 1\n'
+        'end\n'
+        'function init(args)\n'
+        '  i = (tid * 7919) %% #paths\n'
+        'end\n'
+        'function request()\n'
+        '  i = i %% #paths + 1\n'
+        '  return wrk.format(nil, paths[i])\n'
+        'end\n' % (key, ", ".join(json.dumps(x) for x in paths)))
+    return p
+
+
+class Client:
+    """Requests one after another on one kept-alive connection to a
+    server, as a client of key: each's status, headers, body and
+    milliseconds."""
+
+    def __init__(self, srv, key=KEY):
+        import http.client
+        self.port = int(srv.url("/").split(":")[2].split("/")[0])
+        self.key = key
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+
+    def get(self, path):
+        import http.client
+        t0 = time.perf_counter()
+        for attempt in (0, 1):
+            try:
+                self.conn.request("GET", path, headers={"X-API-KEY": self.key})
+                r = self.conn.getresponse()
+                body = r.read()
+                break
+            except (http.client.HTTPException, ConnectionError):
+                # The server closed the kept connection: once more anew.
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                                       timeout=60)
+                if attempt:
+                    raise
+        ms = (time.perf_counter() - t0) * 1000
+        if r.getheader("Connection", "").lower() == "close":
+            self.conn.close()
+        return r.status, r.headers, body, ms
+
+    def json(self, path):
+        st, h, body, ms = self.get(path)
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        return st, h, doc, ms
+
+    def close(self):
+        self.conn.close()
+
+
+def list_ids(doc):
+    return [m.get("id") for m in (doc or {}).get("messages") or []]
+
+
+def list_checks(c, mine, reference):
+    """That the lists are what was written, through the server, as the
+    client of c (mine: its messages, oldest first, as bigspool.fill
+    gives them): the newest page, a filter that matches nothing, a
+    recipient's and a reference's messages, one message by its id, and a
+    walk of the whole list (limit=500, the cursors) in which every
+    message comes once, newest first, with its status.  The checks by
+    name (ok, what was seen) and the seconds of the walk."""
+    newest = [m[0] for m in reversed(mine)]
+    got = {}
+    st, h, doc, _ = c.json("/messages?limit=50")
+    got["GET /messages?limit=50: the newest 50, a next cursor and Link"] = (
+        st == 200 and list_ids(doc) == newest[:50] and bool(doc.get("next"))
+        and 'rel="next"' in (h.get("Link") or ""),
+        "%s, %d messages, next %s" % (st, len(list_ids(doc)), (doc or {}).get("next")))
+    st, h, doc, _ = c.json("/messages?status=read")
+    got["GET /messages?status=read: none (no SMS is read)"] = (
+        st == 200 and list_ids(doc) == [] and (doc or {}).get("next") is None,
+        "%s, %d messages" % (st, len(list_ids(doc))))
+    to = mine[len(mine) // 2][2]
+    want = [m[0] for m in reversed(mine) if m[2] == to]
+    st, h, doc, _ = c.json("/messages?recipient=%s&limit=500"
+                           % urllib.parse.quote(to, safe=""))
+    got["GET /messages?recipient=: that recipient's %d" % len(want)] = (
+        st == 200 and list_ids(doc) == want, "%s, %d messages" % (st, len(list_ids(doc))))
+    if reference:
+        m = mine[len(mine) // 3]
+        st, h, doc, _ = c.json("/messages?reference=%s" % urllib.parse.quote(m[3]))
+        got["GET /messages?reference=: the one message"] = (
+            st == 200 and list_ids(doc) == [m[0]], "%s, %s" % (st, list_ids(doc)))
+    m = mine[len(mine) // 4]
+    st, h, doc, _ = c.json("/messages/%s" % m[0])
+    got["GET /messages/{id}: the message, its status"] = (
+        st == 200 and (doc or {}).get("id") == m[0] and
+        doc.get("status") == LIST_STATUS[m[1]],
+        "%s, %s" % (st, (doc or {}).get("status")))
+    # The walk.
+    t0 = time.time()
+    seen, statuses, pages, path, st = [], {}, 0, "/messages?limit=500", 200
+    while path and pages < 10 * len(mine) // 500 + 10:
+        st, h, doc, _ = c.json(path)
+        pages += 1
+        if st != 200:
+            break
+        for x in (doc or {}).get("messages") or []:
+            seen.append(x.get("id"))
+            statuses[x.get("id")] = x.get("status")
+        nxt = (doc or {}).get("next")
+        path = "/messages?limit=500&after=%s" % nxt if nxt else None
+    walk_s = time.time() - t0
+    wrong = sum(1 for m in mine if statuses.get(m[0]) != LIST_STATUS[m[1]])
+    got["a walk of the whole list: each once, newest first, its status"] = (
+        st == 200 and seen == newest and wrong == 0,
+        "%s, %d pages, %d messages of %d, %d with another status" % (
+            st, pages, len(seen), len(mine), wrong))
+    return {"checks": {k: {"ok": bool(v[0]), "seen": v[1]} for k, v in got.items()},
+            "ok": all(v[0] for v in got.values()), "walk_s": walk_s,
+            "walk_pages": pages}
+
+
+def list_latency(c, cases, n):
+    """Each of cases, (name, path), n times one after another on one
+    connection: the p50 and the largest, in ms, by name, and the
+    statuses that were not 200."""
+    out = {}
+    for name, path in cases:
+        ms, bad = [], []
+        for _ in range(n):
+            st, _, _, t = c.get(path)
+            ms.append(t)
+            if st != 200:
+                bad.append(st)
+        out[name] = {"path": path, "p50_ms": median(ms), "max_ms": max(ms),
+                     "n": n, "bad": bad[:5], "nbad": len(bad)}
+    return out
+
+
+def post_all(url, reqs, threads=16):
+    """POST each of reqs, (path, headers, body), once, from threads
+    threads on kept-alive connections: the statuses, by count, and the
+    seconds it took."""
+    import http.client
+    from concurrent.futures import ThreadPoolExecutor
+    port = int(url.split(":")[2].split("/")[0])
+    shares = [reqs[i::threads] for i in range(threads)]
+
+    def run(share):
+        got = {}
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for path, headers, body in share:
+            for attempt in (0, 1):
+                try:
+                    conn.request("POST", path, body=body, headers=headers)
+                    r = conn.getresponse()
+                    r.read()
+                    break
+                except (http.client.HTTPException, ConnectionError):
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                    if attempt:
+                        raise
+            got[str(r.status)] = got.get(str(r.status), 0) + 1
+            if r.getheader("Connection", "").lower() == "close":
+                conn.close()
+        conn.close()
+        return got
+
+    t0 = time.time()
+    with ThreadPoolExecutor(threads) as ex:
+        results = list(ex.map(run, shares))
+    dt = time.time() - t0
+    total = {}
+    for g in results:
+        for k, v in g.items():
+            total[k] = total.get(k, 0) + v
+    return total, dt
+
+
+def run_daemon(conf, log, done, limit):
+    """msgspoold over conf, from its start until done() (polled every
+    10 ms, at most limit seconds) or its exit; stopped then.  The seconds
+    to done, and its exit status."""
+    d = subprocess.Popen([str(BUILD / "spooler" / "msgspoold"), "-c", str(conf)],
+                         stdout=log, stderr=subprocess.STDOUT)
+    t0 = time.time()
+    try:
+        ok = wait_until(lambda: done() or d.poll() is not None, limit, 0.01)
+        dt = time.time() - t0
+    finally:
+        d.terminate()
+        try:
+            d.wait(10)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+    return dt, ok and d.returncode in (0, -15), d.returncode, t0
+
+
+def list_receipts(inst, srv, mine, n, work):
+    """Receipts applied a second: Twilio's signed status callbacks saying
+    delivered, for n of the bench client's sent messages, POSTed to
+    /receipts/twilio (each once, 16 at a time, msgspoold stopped), then
+    msgspoold started and timed until receipts/ is empty; every message
+    checked after."""
+    import bigspool
+    msgs = [m for m in mine if m[1] == "sent"][:n]
+    reqs = []
+    for mid, _, to, _, sid in msgs:
+        path = "/receipts/twilio?id=%s" % mid
+        hdr, form = bigspool.twilio_callback(PUBLIC_URL + path, TWILIO_TOKEN,
+                                             TWILIO_SID, sid, to, INBOUND_TO,
+                                             "delivered")
+        reqs.append((path, hdr, form))
+    statuses, post_s = post_all(srv.url("/"), reqs)
+    rdir = inst.spool / "receipts"
+    stored = inst.count("receipts") if rdir.is_dir() else 0
+    times = []
+
+    def left():
+        k = sum(1 for _ in os.scandir(rdir)) if rdir.is_dir() else 0
+        if k < stored and not times:
+            times.append(time.time())
+        return k == 0
+
+    with open(inst.base / "msgspoold-receipts.log", "wb") as log:
+        dt, ok, rc, t0 = run_daemon(daemon_conf(inst, "receipts"), log, left, 300)
+    delivered = sum(1 for m in msgs if json.loads(
+        (inst.spool / "sent" / (m[0] + ".json")).read_text()).get("receiptStatus")
+        == "delivered")
+    first = times[0] - t0 if times else None
+    return {"n": len(msgs), "posted": statuses, "post_s": post_s, "stored": stored,
+            "seconds": dt, "timed_out": not ok, "rc": rc, "delivered": delivered,
+            "first_s": first,
+            "flowing_per_s": (stored - 1) / (dt - first) if first is not None and
+            dt > first and stored > 1 else None,
+            "per_s": delivered / dt if dt else 0}
+
+
+def list_webhooks(inst, srv, n, conc, work):
+    """Webhook events delivered a second: n SMS of HOOKED queued through
+    POST /sms/v1/deliver/batch (100 a request), then msgspoold (SMS
+    through the file provider, concurrency conc) started and timed until
+    the receiver on 127.0.0.1, answering 200 at once, has an event of
+    each; every event checked (message.sent of one of them, once,
+    signed)."""
+    key = LIST_KEYS[HOOKED]
+    ids, bad = [], 0
+    for i in range(0, n, 100):
+        batch = json.dumps({"messages": [
+            {"recipient": "+4917%09d" % (i + j), "messageBody": "hook %d" % (i + j)}
+            for j in range(min(100, n - i))]}).encode()
+        st, _, reply = probe(srv.url("/sms/v1/deliver/batch"), batch, key=key, reply=True)
+        if st != 200:
+            bad += 1
+            continue
+        ids += [e.get("smsId") for e in json.loads(reply) if e.get("smsId")]
+    hook = SlowHTTP(0, record=True).start()
+    conf = daemon_conf(inst, "hook%d" % conc, "concurrency = %d\n" % conc,
+                       "[client.%s]\nwebhook-url = %s\nwebhook-secret = %s\n" % (
+                           HOOKED, hook.url(), HOOK_SECRET))
+    try:
+        with open(inst.base / ("msgspoold-hook%d.log" % conc), "wb") as log:
+            dt, ok, rc, t0 = run_daemon(conf, log, lambda: hook.requests >= len(ids), 300)
+    finally:
+        hook.stop()
+    times = sorted(t for t, _, _ in hook.recorded)
+    if len(times) >= len(ids) and ids:
+        dt = times[len(ids) - 1] - t0
+    got = hook_check(hook.recorded, set(ids), "message.sent")
+    return dict(got, n=len(ids), batches_refused=bad, concurrency=conc,
+                transfers=max(1, conc // 4), seconds=dt,
+                first_s=times[0] - t0 if times else None,
+                flowing_per_s=(len(ids) - 1) / (times[len(ids) - 1] - times[0])
+                if len(ids) > 1 and len(times) >= len(ids) and
+                times[len(ids) - 1] > times[0] else None,
+                per_s=got["messages"] / dt if dt else 0,
+                timed_out=hook.requests < len(ids), rc=rc)
+
+
+def bench_list(work, quick):
+    """GET /messages (each client's list, from the index of its messages
+    the spool keeps, msgspool-spool(5), Lists) over a spool of
+    LIST_CLIENTS' messages, per_client each, most in sent/ (bigspool.py:
+    copies of documents this build wrote in a real run), with the index
+    built by msgspool reindex (timed); through CGI and msgspool-fcgi:
+    checks of what the lists say, the p50 of single requests (a filter
+    that matches nothing among a client's messages among them),
+    GET /messages?limit=50 and GET /messages/{id} next to GET /ping in
+    alternating rounds; then receipts applied a second and webhook events
+    delivered a second by msgspoold over the same spool."""
+    import bigspool
+    per = 2000 if quick else 10000
+    dur = 3 if quick else 5
+    out = {"clients": len(LIST_CLIENTS), "per_client": per, "rounds": LIST_ROUNDS,
+           "seconds": dur, "modes": []}
+    tmpl, cap = bigspool.capture(work, BUILD, BIN)
+    out["capture"] = cap
+    if cap["error"]:
+        return out
+    inst = Instance(Path(work) / "list", list_conf())
+    for client, key in LIST_KEYS.items():
+        if client != CLIENT:
+            inst.add_key(client, key)
+    t0 = time.time()
+    filled = bigspool.fill(inst, tmpl, LIST_CLIENTS, per)
+    out["fill"] = {"seconds": time.time() - t0, "counts": filled["counts"]}
+    mine = filled["messages"][CLIENT]
+    total = per * len(LIST_CLIENTS)
+    rnd = random.Random(23)
+    sample = rnd.sample([m[0] for m in mine], min(LIST_SAMPLE, len(mine)))
+    ref = mine[len(mine) // 3][3]
+    to = mine[len(mine) // 2][2]
+    # A deep page: the cursor in the middle of the list.
+    middle = mine[len(mine) // 2][0]
+    cases = [("GET /ping", "/ping"),
+             ("GET /messages?limit=50", "/messages?limit=50"),
+             ("GET /messages?status=read (matches none)", "/messages?status=read"),
+             ("GET /messages?recipient=… (one number's)",
+              "/messages?recipient=%s" % urllib.parse.quote(to, safe="")),
+             ("GET /messages?limit=50&after=… (the middle of the list)",
+              "/messages?limit=50&after=%s" % middle),
+             ("GET /messages?limit=500", "/messages?limit=500"),
+             ("GET /messages/{id}", "/messages/%s" % sample[0])]
+    if ref:
+        cases.insert(4, ("GET /messages?reference=… (one message's)",
+                         "/messages?reference=%s" % urllib.parse.quote(ref)))
+    # Before the lists are built: what GET /messages does without them
+    # (a diagnostic: it reads the files), through CGI, once.
+    srv = Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop")
+    try:
+        c = Client(srv)
+        st, _, doc, t = c.json("/messages?limit=50")
+        c.close()
+        out["unindexed"] = {"ms": t, "ok": st == 200 and list_ids(doc) == [
+            m[0] for m in reversed(mine)][:50]}
+    finally:
+        srv.stop()
+    t0 = time.time()
+    p = subprocess.run([str(BUILD / "spooler" / "msgspool"), "-c", str(inst.conf),
+                        "reindex"], capture_output=True, text=True, timeout=900)
+    dt = time.time() - t0
+    out["reindex"] = {"seconds": dt, "rc": p.returncode, "messages": total,
+                      "per_s": total / dt if dt else 0,
+                      "said": (p.stdout.strip().splitlines() or [""])[-1][:200],
+                      "error": p.stderr.strip()[-300:] if p.returncode else None}
+    # msgspoold once over the spool, as a running one would have: the
+    # messages waiting in new/ sent (their lines then final), the lists
+    # made good at its start; the rows after it time only their own work.
+    t0 = time.time()
+    with open(inst.base / "msgspoold-once.log", "wb") as log:
+        p = subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c",
+                            str(daemon_conf(inst, "once")), "--once"],
+                           stdout=log, stderr=subprocess.STDOUT, timeout=600)
+    out["once"] = {"seconds": time.time() - t0, "rc": p.returncode,
+                   "new_left": inst.count("new")}
+    mine = [(m[0], "new-sent" if m[1] == "new" else m[1]) + m[2:] for m in mine]
+    ping, lst = None, lua_get(["/messages?limit=50"], work, name="list50")
+    byid = lua_get(["/messages/%s" % x for x in sample], work, name="byid")
+    for mode in ("CGI", "msgspool-fcgi"):
+        srv = (Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop") if mode == "CGI"
+               else LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "list"))
+        try:
+            c = Client(srv)
+            checks = list_checks(c, mine, bool(ref))
+            latency = list_latency(c, cases, 11 if quick else LIST_LATENCY_N)
+            c.close()
+            runs = alternating([("ping", srv.url("/ping"), ping, None),
+                                ("list", srv.url("/messages?limit=50"), lst, None),
+                                ("id", srv.url("/messages/%s" % sample[0]), byid, None)],
+                               LIST_ROUNDS, dur)
+        finally:
+            srv.stop()
+        out["modes"].append({"mode": mode, "checks": checks, "latency": latency,
+                             "runs": runs})
+    # msgspoold over the same spool: receipts, then webhooks.
+    srv = Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop")
+    try:
+        out["receipts"] = list_receipts(inst, srv, mine, 500 if quick else 2000, work)
+        out["webhooks"] = [list_webhooks(inst, srv, 500 if quick else 2000, conc, work)
+                           for conc in (16, 128)]
+    finally:
+        srv.stop()
+    return out
+
+
+DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,list"
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
 DEFAULT_FCGI_WORKERS = 8
@@ -931,6 +1392,8 @@ def measure(only, quick, baseline=None):
             res["inbound"] = bench_inbound(work, quick)
         if "received" in only:
             res["received"] = bench_received(work, quick)
+        if "list" in only:
+            res["list"] = bench_list(work, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res["load_end"] = os.getloadavg()[0]
@@ -947,6 +1410,10 @@ def main():
                     help="measure nothing: the markdown of a --dump FILE")
     ap.add_argument("--results", metavar="PATH",
                     help="write the markdown to PATH, whatever the run")
+    ap.add_argument("--record", action="store_true",
+                    help="write the sections of this run into bench/results.md "
+                    "(or --results PATH) in place of the same sections there, "
+                    "keeping the others")
     ap.add_argument("--baseline", metavar="DIR",
                     help="also POST /sms/v1/deliver of the CGI programs of "
                     "the build DIR (another tree's), rounds alternating with "
@@ -967,9 +1434,23 @@ def main():
               "  this: %s req/s\n  base: %s req/s\n  this / base (medians): %.2f"
               % (b["base"], ", ".join("%.0f" % x for x in b["rps"]["this"]),
                  ", ".join("%.0f" % x for x in b["rps"]["base"]), b["ratio"]))
-    if args.results:
+    if args.record:
+        # The sections of this run in the record, beside those of others.
+        path = Path(args.results) if args.results else BENCH / "results.md"
+        s = res["started"]
+        note = ("Measured apart from the rest of this file, by `bench/run.py "
+                "--only %s%s%s --record` on %s, %s, %d CPUs, load average %.1f "
+                "at the start and %.1f at the end." % (
+                    ",".join(res["only"]), " --quick" if res["quick"] else "",
+                    " --baseline %s" % res["baseline"]["base"]
+                    if res.get("baseline") else "",
+                    s["time"], s["release"], s["cpus"], s["load"], res["load_end"]))
+        path.write_text(merge(path.read_text() if path.exists() else None,
+                              text, note))
+    elif args.results:
         Path(args.results).write_text(text)
-    # Only a full run is the record; --quick and --only just print.
+    # Only a full run is the record; --quick and --only just print, but
+    # for --record.
     elif (not args.source and not args.quick
           and set(only) == set(DEFAULT_ONLY.split(","))):
         (BENCH / "results.md").write_text(text)
