@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ struct line {
 	size_t		 len;		/* without its newline */
 	size_t		 seq;		/* its place in the file */
 	int		 gone;
-	const char	*status, *dir, *channel, *addr, *ref, *json;
+	const char	*status, *dir, *channel, *addr, *ref, *hash, *json;
 	size_t		 status_len, dir_len, channel_len, addr_len, ref_len,
 			 json_len;
 	long long	 created, at;
@@ -432,6 +433,35 @@ out:
 
 /* ---- lines ---- */
 
+/* The hash of a line's object, 16 hexadecimal digits (FNV-1a, 64 bits). */
+#define HASH_LEN	16
+
+static void
+obj_hash(const char *p, size_t len, char *out)
+{
+	static const char	hex[] = "0123456789abcdef";
+	uint64_t		h = 0xcbf29ce484222325ULL;
+	size_t			i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ULL;
+	}
+	for (i = HASH_LEN; i-- > 0; h >>= 4)
+		out[i] = hex[h & 15];
+	out[HASH_LEN] = '\0';
+}
+
+/* Whether a line's object is as it was written (no bit of it lost). */
+static int
+line_intact(const struct line *l)
+{
+	char	h[HASH_LEN + 1];
+
+	obj_hash(l->json, l->json_len, h);
+	return memcmp(h, l->hash, HASH_LEN) == 0;
+}
+
 /* Append s to b with its tabs and newlines made spaces. */
 static void
 put_field(struct buf *b, const char *s)
@@ -448,9 +478,9 @@ put_field(struct buf *b, const char *s)
 static int
 make_line(struct buf *b, const char *id, const char *status,
     const char *direction, const char *channel, const char *created,
-    const char *addr, const char *ref, const json_t *obj)
+    const char *addr, const char *ref, const json_t *obj, time_t at)
 {
-	char	 key[LIST_ADDRESS_MAX], num[64];
+	char	 key[LIST_ADDRESS_MAX], num[64], hash[HASH_LEN + 1];
 	char	*text;
 	time_t	 t = 0;
 
@@ -466,10 +496,14 @@ make_line(struct buf *b, const char *id, const char *status,
 	put_field(b, channel);
 	snprintf(num, sizeof(num), "%lld", (long long)t);
 	put_field(b, num);
-	snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
+	/* When the file was written: what pruning goes by. */
+	snprintf(num, sizeof(num), "%lld", (long long)(at > 0 ? at :
+	    time(NULL)));
 	put_field(b, num);
 	put_field(b, key);
 	put_field(b, ref);
+	obj_hash(text, strlen(text), hash);
+	put_field(b, hash);
 	/* Compact JSON has no raw newline or tab. */
 	buf_puts(b, text);
 	buf_putc(b, '\n');
@@ -477,9 +511,13 @@ make_line(struct buf *b, const char *id, const char *status,
 	return b->failed ? -1 : 0;
 }
 
-/* The line of an outbound message doc in state into b. */
+/*
+ * The line of an outbound message doc in state into b; at is when its
+ * file was written (0: now).
+ */
 static int
-outbound_line(struct buf *b, const json_t *doc, const char *state)
+outbound_line(struct buf *b, const json_t *doc, const char *state,
+    time_t at)
 {
 	json_t	*obj;
 	int	 rc;
@@ -489,14 +527,14 @@ outbound_line(struct buf *b, const json_t *doc, const char *state)
 	rc = make_line(b, msgdoc_id(doc), msgdoc_status(doc, state),
 	    "outbound", msgdoc_channel(doc), json_string_value(
 	    json_object_get(doc, "created")), msgdoc_recipient(doc),
-	    msgdoc_reference(doc), obj);
+	    msgdoc_reference(doc), obj, at);
 	json_decref(obj);
 	return rc;
 }
 
-/* The line of an inbound message doc into b. */
+/* The line of an inbound message doc into b (at as outbound_line's). */
 static int
-inbound_line(struct buf *b, const json_t *doc)
+inbound_line(struct buf *b, const json_t *doc, time_t at)
 {
 	json_t	*obj;
 	int	 rc;
@@ -506,7 +544,7 @@ inbound_line(struct buf *b, const json_t *doc)
 	rc = make_line(b, json_string_value(json_object_get(doc, "id")),
 	    "received", "inbound", json_string_value(json_object_get(doc,
 	    "channel")), json_string_value(json_object_get(doc,
-	    "receivedAt")), inbox_from(doc), NULL, obj);
+	    "receivedAt")), inbox_from(doc), NULL, obj, at);
 	json_decref(obj);
 	return rc;
 }
@@ -518,11 +556,14 @@ list_note(struct spool *s, const json_t *doc, enum spool_dir dir)
 	const char	*id = msgdoc_id(doc), *client = msgdoc_client(doc);
 	int		 rc = -1;
 
-	if (id == NULL || !ulid_valid(id) || client == NULL) {
+	if (id == NULL || !ulid_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (outbound_line(&b, doc, spool_dirname(dir)) == 0)
+	/* No client's (a document made by hand): on no list. */
+	if (client == NULL || !valid_client_id(client))
+		return 0;
+	if (outbound_line(&b, doc, spool_dirname(dir), 0) == 0)
 		rc = append(s, client, id, b.p, b.len);
 	else
 		errno = ENOMEM;
@@ -537,14 +578,14 @@ list_note_inbound(struct spool *s, const json_t *doc)
 	const char	*id, *client = inbox_client(doc);
 	int		 rc = -1;
 
-	if (client == NULL)
+	if (client == NULL || !valid_client_id(client))
 		return 0;
 	id = json_string_value(json_object_get(doc, "id"));
 	if (id == NULL || !ulid_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (inbound_line(&b, doc) == 0)
+	if (inbound_line(&b, doc, 0) == 0)
 		rc = append(s, client, id, b.p, b.len);
 	else
 		errno = ENOMEM;
@@ -572,13 +613,17 @@ list_note_gone(struct spool *s, const char *client, const char *id)
 static int
 line_parse(const char *p, size_t len, struct line *l)
 {
-	const char	*f[9], *q, *end = p + len;
-	size_t		 fl[9];
+	const char	*f[10], *q, *end = p + len;
+	size_t		 fl[10];
 	int		 i;
-	char		 num[24];
+	char		 num[24], id[SPOOL_ID_LEN + 1];
 
 	memset(l, 0, sizeof(*l));
 	if (len < SPOOL_ID_LEN + 2 || p[SPOOL_ID_LEN] != '\t')
+		return -1;
+	memcpy(id, p, SPOOL_ID_LEN);
+	id[SPOOL_ID_LEN] = '\0';
+	if (!ulid_valid(id))
 		return -1;
 	l->id = p;
 	l->start = p;
@@ -587,8 +632,8 @@ line_parse(const char *p, size_t len, struct line *l)
 		l->gone = 1;
 		return 0;
 	}
-	for (i = 0, q = p; i < 9; i++) {
-		const char *t = i < 8 ? memchr(q, '\t', (size_t)(end - q)) :
+	for (i = 0, q = p; i < 10; i++) {
+		const char *t = i < 9 ? memchr(q, '\t', (size_t)(end - q)) :
 		    end;
 
 		if (t == NULL)
@@ -617,8 +662,11 @@ line_parse(const char *p, size_t len, struct line *l)
 	l->addr_len = fl[6];
 	l->ref = f[7];
 	l->ref_len = fl[7];
-	l->json = f[8];
-	l->json_len = fl[8];
+	if (fl[8] != HASH_LEN)
+		return -1;
+	l->hash = f[8];
+	l->json = f[9];
+	l->json_len = fl[9];
 	if (l->json_len == 0 || l->json[0] != '{')
 		return -1;
 	return 0;
@@ -752,6 +800,25 @@ from_file(struct page *pg, const struct line *l, int *st, int *gone)
 	return text;
 }
 
+/* The inbound object of client's inbound message id from its file, a
+ * new JSON text; NULL when there is none of this client's. */
+static char *
+inbound_from_file(struct page *pg, const char *id)
+{
+	json_t	*doc, *obj;
+	char	 err[256], *text = NULL;
+
+	if ((doc = inbox_load(pg->s, id, err, sizeof(err))) == NULL)
+		return NULL;
+	if (inbox_client(doc) != NULL && strcmp(inbox_client(doc),
+	    pg->client) == 0 && (obj = inbox_object(doc)) != NULL) {
+		text = json_dumps(obj, JSON_COMPACT);
+		json_decref(obj);
+	}
+	json_decref(doc);
+	return text;
+}
+
 /* Whether state dir agrees with a line's status st (not final). */
 static int
 dir_agrees(enum spool_dir dir, int st)
@@ -852,6 +919,21 @@ consider(struct page *pg, const struct line *l)
 			free(text);
 			return 0;
 		}
+	}
+	/* A line damaged since it was written: its file tells instead. */
+	if (text == NULL && !line_intact(l)) {
+		if (inbound)
+			text = inbound_from_file(pg, id);
+		else if ((text = from_file(pg, l, &st, &gone)) != NULL &&
+		    (st == -1 || (f->statuses != 0 &&
+		    !(f->statuses & (1u << st))))) {
+			free(text);
+			return 0;
+		}
+		if (text == NULL)
+			return 0;
+		json = text;
+		json_len = strlen(text);
 	}
 	if (pg->n == f->limit) {
 		free(text);
@@ -1052,6 +1134,7 @@ struct scan {
 	list_progress_fn *progress;
 	void		*parg;
 	size_t		 done, total;
+	int		 inboxfd;	/* inbox/, -1 when there is none */
 };
 
 static int
@@ -1059,8 +1142,10 @@ scan_one(struct scan *sc, int inbound, enum spool_dir d, const char *name)
 {
 	struct buf	 b = { 0 };
 	json_t		*doc;
+	struct stat	 st;
 	const char	*client, *id;
 	char		 err[256];
+	time_t		 at = 0;
 	int		 rc = 0;
 
 	if (inbound)
@@ -1078,8 +1163,12 @@ scan_one(struct scan *sc, int inbound, enum spool_dir d, const char *name)
 		json_decref(doc);
 		return 0;
 	}
-	if ((inbound ? inbound_line(&b, doc) :
-	    outbound_line(&b, doc, spool_dirname(d))) == 0)
+	/* Its line dated as its file, for pruning (not as now). */
+	if (fstatat(inbound ? sc->inboxfd : spool_statefd(sc->s, d), name,
+	    &st, AT_SYMLINK_NOFOLLOW) == 0)
+		at = st.st_mtime;
+	if ((inbound ? inbound_line(&b, doc, at) :
+	    outbound_line(&b, doc, spool_dirname(d), at)) == 0)
 		rc = sc->fn(sc, client, id, b.p, b.len);
 	else
 		rc = -1;
@@ -1120,12 +1209,15 @@ scan_spool(struct scan *sc)
 	int		  rc = 0, queue;
 
 	sc->total = 0;
+	sc->inboxfd = spool_area(sc->s, INBOX_AREA, 0);
 	for (k = 0; k < 6; k++) {
 		n[k] = scan_names(sc, k == 5, k < 5 ? states[k] : SPOOL_NEW,
 		    &names[k]);
 		if (n[k] == -1) {
 			while (k-- > 0)
 				spool_names_free(names[k], (size_t)n[k]);
+			if (sc->inboxfd != -1)
+				close(sc->inboxfd);
 			return -1;
 		}
 		sc->total += (size_t)n[k];
@@ -1144,6 +1236,8 @@ scan_spool(struct scan *sc)
 	}
 	for (k = 0; k < 6; k++)
 		spool_names_free(names[k], (size_t)n[k]);
+	if (sc->inboxfd != -1)
+		close(sc->inboxfd);
 	if (sc->progress != NULL)
 		sc->progress(sc->parg, "reading", sc->done, sc->total);
 	return rc;

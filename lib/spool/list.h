@@ -10,12 +10,13 @@
  * ID not above its own, so a page reads the newest segments only.  A
  * segment is a text file of lines, one for each change of a message:
  *
- *	ID TAB STATUS TAB DIRECTION TAB CHANNEL TAB CREATED TAB ADDRESS
- *	    TAB REFERENCE TAB OBJECT
+ *	ID TAB STATUS TAB DIRECTION TAB CHANNEL TAB CREATED TAB WRITTEN
+ *	    TAB ADDRESS TAB REFERENCE TAB HASH TAB OBJECT
  *
- * (CREATED in Unix seconds, ADDRESS list_address_key's form of the
- * recipient, or of the sender of an inbound message, OBJECT the JSON
- * the list shows for it), or "ID TAB -" when it was removed.  The last
+ * (CREATED and WRITTEN in Unix seconds, ADDRESS list_address_key's form
+ * of the recipient, or of the sender of an inbound message, OBJECT the
+ * JSON the list shows for it, HASH its FNV-1a), or "ID TAB -" when it
+ * was removed.  The last
  * line of an id is its current one.  Lines are appended under an
  * exclusive lock of SPOOL/lists/CLIENT/head, which also names the
  * generation, the newest segment and the greatest id in it.

@@ -1,7 +1,7 @@
 # tests/fuzz/fuzz.mk: the libFuzzer targets (STYLE 24), included by the
 # Makefile.  One target per parser and one per POST program of cgi-bin/:
 #
-#   config keys tmpl base64 message html-text spool bounce keyword
+#   config keys tmpl base64 message html-text spool bounce keyword list
 #   smpp                 what msgspoold reads from an SMSC
 #   request-PROGRAM      the whole request path through cgi_run
 #
@@ -27,7 +27,7 @@ endif
 FUZZ_SECONDS	?= 60
 FUZZ_O		 = build/fuzz/
 FUZZ_UNITS	 = config keys tmpl base64 message html-text spool bounce \
-		   keyword
+		   keyword list
 FUZZ_GMIME	 = message bounce
 FUZZ_PROGS	 = sms-deliver sms-batch ott-deliver voice-deliver \
 		   email-deliver attachments receipts

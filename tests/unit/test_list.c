@@ -208,6 +208,32 @@ test_file_decides(void **state)
 	json_decref(a);
 }
 
+/* A line damaged since it was written: the message's file tells. */
+static void
+test_damaged_line(void **state)
+{
+	struct tu_spool		*f = *state;
+	struct list_filter	 flt;
+	char			 id[SPOOL_ID_LEN + 1], cmd[4400];
+	char			 next[SPOOL_ID_LEN + 1];
+	json_t			*a, *doc;
+
+	build(f);
+	queue(f, "acme", "+4915100000001", "before", id);
+	/* Its reference in the object garbled, the hash left alone. */
+	snprintf(cmd, sizeof(cmd), "sed -i 's/\"before\"/\"bef0re\"/' "
+	    "'%s'/lists/acme/1.*", spool_root(f->sp));
+	assert_int_equal(system(cmd), 0);
+	filter_init(&flt);
+	a = page(f, "acme", &flt, next);
+	assert_int_equal(json_array_size(a), 1);
+	doc = json_array_get(a, 0);
+	assert_string_equal(json_string_value(json_object_get(doc,
+	    "reference")), "before");
+	assert_string_equal(json_string_value(json_object_get(doc, "id")), id);
+	json_decref(a);
+}
+
 /* Lists never built (or removed): every file is read. */
 static void
 test_unbuilt_and_reindex(void **state)
@@ -348,6 +374,7 @@ main(void)
 		T(test_unbuilt_and_reindex),
 		T(test_erase_and_compact),
 		T(test_compact_relinks),
+		T(test_damaged_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
