@@ -33,6 +33,7 @@ LEASE=${MSGSPOOL_NFS_LEASE:-15}
 PER_WRITER=${MSGSPOOL_NFS_MESSAGES:-150}
 LIMIT=${MSGSPOOL_NFS_TIMEOUT:-600}
 CGI=$top/${O}cgi-bin/sms-deliver
+MSGCGI=$top/${O}cgi-bin/messages
 RECEIPTS=$top/${O}cgi-bin/receipts
 CLI=$top/${O}spooler/msgspool
 DAEMON=$top/${O}spooler/msgspoold
@@ -420,6 +421,18 @@ drain 60 || fail "new/ cur/ tmp/ not empty 60 s after the keywords"
 for c in C1 C2 C3; do daemon_stop "$c"; done
 snapshot
 
+# acme's list (msgspool-spool(5), Lists), written by the programs of
+# every host under kills and the partition, read page by page by GET
+# /messages on C1 over NFS: into $EXP/ctl/list.pages, a page a line.
+say "lists: acme's messages by GET /messages on C1, 100 a page"
+on C1 listing 300 "after=; i=0; : >$EXP/ctl/list.pages
+while :; do
+  r=\$(env -i MSGSPOOL_CONFIG=$EXP/conf/C1.cgi.conf REQUEST_METHOD=GET QUERY_STRING=\"limit=100\${after:+&after=\$after}\" HTTP_X_API_KEY=$KEY SCRIPT_NAME=/messages REQUEST_URI=/messages SERVER_PROTOCOL=HTTP/1.1 $MSGCGI 2>>$EXP/log/listing.err)
+  printf '%s\\n' \"\$r\" | sed -n '/^{/p' >>$EXP/ctl/list.pages
+  after=\$(printf '%s' \"\$r\" | sed -n 's/.*\"next\":\"\\([0-9A-Z]*\\)\".*/\\1/p')
+  i=\$((i + 1)); [ -n \"\$after\" ] && [ \$i -lt 1000 ] || break
+done"
+
 # The checks, over the ids, the states and the sends.
 python3 - "$EXP" <<'PY' || exit 1
 import os, sys, collections
@@ -491,6 +504,35 @@ print(f"sends {sum(len(v) for v in sends.values())} for {len(sends)} ids; "
 print("tmp/ new/ cur/ at the end: " + ", ".join(
     f"{st} {len([n for n in lines(f'{exp}/final/{st}') if not n.startswith('.')])}"
     for st in ("tmp", "new", "cur")))
+# The list: every accepted message once, newest first, in the status
+# its final state says.
+import json
+listed = collections.Counter()
+status = {}
+order = []
+for line in lines(f"{exp}/ctl/list.pages"):
+    for m in json.loads(line)["messages"]:
+        listed[m["id"]] += 1
+        status[m["id"]] = m.get("status")
+        order.append(m["id"])
+if order != sorted(order, reverse=True):
+    problems.append("the list is not newest first")
+for i in sorted(accepted):
+    s = where.get(i, [])
+    if listed[i] != 1:
+        problems.append(f"{i}: listed {listed[i]} times")
+    elif len(s) == 1 and s[0] == "sent" and status[i] not in (
+            "sent", "delivered", "read", "undelivered"):
+        problems.append(f"{i}: in sent/, listed {status[i]}")
+    elif len(s) == 1 and s[0] == "failed" and status[i] not in (
+            "failed", "canceled"):
+        problems.append(f"{i}: in failed/, listed {status[i]}")
+for i, n in listed.items():
+    if n > 1 and i not in accepted:
+        problems.append(f"{i}: listed {n} times")
+print(f"listed {len(listed)} of acme's messages in "
+      f"{len(lines(exp + '/ctl/list.pages'))} pages; every one of the "
+      f"{len(accepted)} accepted once")
 for p in problems[:20]:
     print("PROBLEM " + p)
 if problems or not accepted:
