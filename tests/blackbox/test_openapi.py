@@ -55,6 +55,9 @@ STATUSES = {
     ("POST", "/deliver"): {"200"} | SEND_POST,
     ("POST", "/email/v1/deliver"): {"200"} | SEND_POST,
     ("POST", "/email/v1/attachments"): {"201", "409", "422"} | PIPELINE_POST,
+    # The list: 400 for a bad query, never 404.
+    ("GET", "/messages"): {"200", "400", "401", "403", "405", "500",
+                           "503"},
     ("GET", "/messages/{id}"): PIPELINE_MESSAGES,
     # 409: the message is sending or further on.
     ("DELETE", "/messages/{id}"): PIPELINE_MESSAGES | {"409"},

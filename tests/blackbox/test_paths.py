@@ -62,7 +62,7 @@ PATHS = [
     ("/sms/v1/deliver/", 404, {}),
     ("/SMS/v1/deliver", 404, {}),
     ("/sms/v1/deliver/batch/", 404, {}),
-    ("/messages", 404, {}),
+    ("/messages", 200, {}),
     ("/messages/", 404, {}),
     ("/messages/@ID@", 200, {}),
     ("/messages//@ID@", 200, {}),

@@ -44,6 +44,8 @@ test_route_exact(void **state)
 	    &ep_attachments);
 	assert_null(pi);
 	assert_ptr_equal(fcgi_route("/suppressions", &pi), &ep_suppressions);
+	assert_ptr_equal(fcgi_route("/messages", &pi), &ep_messages);
+	assert_null(pi);
 	assert_null(pi);
 }
 
@@ -155,7 +157,6 @@ test_route_none(void **state)
 	assert_null(fcgi_route("/messages/", &pi));
 	assert_null(fcgi_route("/messages/a/", &pi));
 	assert_null(fcgi_route("/messages/a/b", &pi));
-	assert_null(fcgi_route("/messages", &pi));
 	assert_null(fcgi_route("/receipts/", &pi));
 	assert_null(fcgi_route("/suppressions/", &pi));
 	assert_null(fcgi_route("/suppressions/sms", &pi));

@@ -15,6 +15,7 @@ ROUTES = [
     ("POST", "/deliver", "email-deliver", "email"),
     ("POST", "/email/v1/deliver", "email-deliver", "email"),
     ("POST", "/email/v1/attachments", "attachments", "email"),
+    ("GET", "/messages", "messages", "any valid key"),
     ("GET", "/messages/{id}", "messages", "any valid key"),
     ("DELETE", "/messages/{id}", "messages", "any valid key"),
     ("POST", "/receipts/{provider}", "receipts", "none: the provider's signature"),
