@@ -1321,6 +1321,9 @@ def bench_list(work, quick):
                    "new_left": inst.count("new")}
     mine = [(m[0], "new-sent" if m[1] == "new" else m[1]) + m[2:] for m in mine]
     ping, lst = None, lua_get(["/messages?limit=50"], work, name="list50")
+    # A diagnostic beside the page of 50: the same look-up with a reply
+    # of one message, so that what the page's size costs shows.
+    one = lua_get(["/messages?limit=1"], work, name="list1")
     byid = lua_get(["/messages/%s" % x for x in sample], work, name="byid")
     for mode in ("CGI", "msgspool-fcgi"):
         srv = (Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop") if mode == "CGI"
@@ -1329,15 +1332,19 @@ def bench_list(work, quick):
             c = Client(srv)
             checks = list_checks(c, mine, bool(ref))
             latency = list_latency(c, cases, 11 if quick else LIST_LATENCY_N)
+            sizes = {k: len(c.get(path)[2]) for k, path in (
+                ("ping", "/ping"), ("list", "/messages?limit=50"),
+                ("one", "/messages?limit=1"), ("id", "/messages/%s" % sample[0]))}
             c.close()
             runs = alternating([("ping", srv.url("/ping"), ping, None),
                                 ("list", srv.url("/messages?limit=50"), lst, None),
+                                ("one", srv.url("/messages?limit=1"), one, None),
                                 ("id", srv.url("/messages/%s" % sample[0]), byid, None)],
                                LIST_ROUNDS, dur)
         finally:
             srv.stop()
         out["modes"].append({"mode": mode, "checks": checks, "latency": latency,
-                             "runs": runs})
+                             "runs": runs, "bytes": sizes})
     # msgspoold over the same spool: receipts, then webhooks.
     srv = Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop")
     try:
