@@ -20,12 +20,20 @@ msgdoc_new(const char *id, const char *channel, const char *client,
     time_t notbefore, json_t *message)
 {
 	char	 created[RFC3339_LEN], next[RFC3339_LEN];
-	time_t	 now = time(NULL);
+	time_t	 now = time(NULL), made;
 	json_t	*doc;
 
 	if (message == NULL)
 		return NULL;
-	rfc3339_format(now, created, sizeof(created));
+	/*
+	 * Made when its id was (the id's clock, not a second read of it),
+	 * so that createdAt falls as ids do in GET /messages.
+	 */
+	made = ulid_valid(id) ? (time_t)(ulid_time(id) / 1000) : now;
+	/* time(NULL) may lag the id's clock by a tick. */
+	if (made > now + 1 || made < now - 60)
+		made = now;
+	rfc3339_format(made, created, sizeof(created));
 	rfc3339_format(notbefore > now ? notbefore : now, next,
 	    sizeof(next));
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o, "
