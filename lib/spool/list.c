@@ -4,6 +4,7 @@
  * and the rebuilding, compacting and erasing of the segments.
  */
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -433,20 +434,28 @@ out:
 
 /* ---- lines ---- */
 
-/* The hash of a line's object, 16 hexadecimal digits (FNV-1a, 64 bits). */
+/*
+ * The hash of a line's object, 16 hexadecimal digits: FNV-1a over its
+ * 8-byte words (little-endian; its last bytes one at a time), so that a
+ * page checks the 20 KiB it shows in a few microseconds.
+ */
 #define HASH_LEN	16
 
 static void
 obj_hash(const char *p, size_t len, char *out)
 {
 	static const char	hex[] = "0123456789abcdef";
-	uint64_t		h = 0xcbf29ce484222325ULL;
+	const unsigned char	*u = (const unsigned char *)p;
+	uint64_t		h = 0xcbf29ce484222325ULL, w;
 	size_t			i;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, u + i, 8);
+		h = (h ^ le64toh(w)) * 0x100000001b3ULL;
 	}
+	for (; i < len; i++)
+		h = (h ^ u[i]) * 0x100000001b3ULL;
+	h ^= h >> 32;
 	for (i = HASH_LEN; i-- > 0; h >>= 4)
 		out[i] = hex[h & 15];
 	out[HASH_LEN] = '\0';
@@ -1070,8 +1079,9 @@ list_page(struct spool *s, const char *client, const struct list_filter *f,
 	struct page	 pg;
 	struct buf	 b = { 0 };
 	char		 after[SPOOL_ID_LEN + 1];
+	struct stat	 st;
 	size_t		 mark = out->len;
-	int		 cfd, tries, restart, rc = -1;
+	int		 afd, cfd, tries, restart, e, rc = -1;
 
 	/* The cursor may be where the next one goes. */
 	if (f->after != NULL) {
@@ -1088,15 +1098,29 @@ list_page(struct spool *s, const char *client, const struct list_filter *f,
 	pg.inboxfd = -1;
 	next[0] = '\0';
 	*n = 0;
-	if (!list_built(s)) {
+	/* lists/ opened once: whether it was built, then the client's. */
+	afd = spool_area(s, LIST_AREA, 0);
+	if (afd == -1 || fstatat(afd, BUILT_NAME, &st,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
+		if (afd != -1)
+			close(afd);
 		/* Never built: every file is read, nothing left out. */
 		if (scan_client(s, client, &b) == 0)
 			rc = offer(&pg, b.p ? b.p : "", b.len) == -1 ? -1 : 0;
 		buf_free(&b);
 		goto done;
 	}
-	if ((cfd = client_dir(s, client, 0)) == -1) {
-		rc = errno == ENOENT ? 0 : -1;
+	if (!valid_client_id(client)) {
+		close(afd);
+		errno = EINVAL;
+		goto done;
+	}
+	cfd = spool_subdir(afd, client, 0);
+	e = errno;
+	close(afd);
+	if (cfd == -1) {
+		rc = e == ENOENT ? 0 : -1;
+		errno = e;
 		goto done;
 	}
 	for (tries = 0; tries < PAGE_TRIES; tries++) {

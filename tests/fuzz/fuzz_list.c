@@ -58,18 +58,23 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* FNV-1a 64 of p, as the list's lines hash their objects. */
+/* The hash of p as the list's lines hash their objects (list.c). */
 static void
 hash16(const char *p, size_t len, char *out)
 {
 	static const char	hex[] = "0123456789abcdef";
-	uint64_t		h = 0xcbf29ce484222325ULL;
-	size_t			i;
+	const unsigned char	*u = (const unsigned char *)p;
+	uint64_t		h = 0xcbf29ce484222325ULL, w;
+	size_t			i, k;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		for (w = 0, k = 8; k-- > 0;)
+			w = w << 8 | u[i + k];
+		h = (h ^ w) * 0x100000001b3ULL;
 	}
+	for (; i < len; i++)
+		h = (h ^ u[i]) * 0x100000001b3ULL;
+	h ^= h >> 32;
 	for (i = 16; i-- > 0; h >>= 4)
 		out[i] = hex[h & 15];
 }
