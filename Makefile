@@ -63,7 +63,7 @@ LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
 		   inbox inbound list
-LIB_CONTENT	 = keys html sms tmpl unsub keyword
+LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
 LIB_SPOOL	+= erase erase_files

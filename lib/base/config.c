@@ -558,6 +558,9 @@ config_seconds(const struct config *c, const char *section, const char *key,
 	case 'm':
 		mul = 60;
 		end++;
+		/* "2min" as well as "2m". */
+		if (strncmp(end, "in", 2) == 0)
+			end += 2;
 		break;
 	case 'h':
 		mul = 3600;
