@@ -596,6 +596,109 @@ def baseline_lines(b):
             ""]
 
 
+FAILOVER_ROWS = {
+    "alone": "the fallback alone: [sms] the only route",
+    "reset": "first route refusing: each connection reset at once",
+    "silent": "first route timing out: it accepts, never answers",
+}
+# The least share of the fallback alone's msg/s each row should keep.
+FAILOVER_TARGET = {"reset": 0.9, "silent": 0.8}
+
+
+def failover_bound(fo, run):
+    """The attempts the first route may see in run: `breaker` in each
+    `breaker-time` it lasted."""
+    return fo["breaker"] * max(1, -(-int(run["seconds"]) // fo["breaker_time"]))
+
+
+def failover_whole(run):
+    """Whether run sent every message once and msgspoold ended well."""
+    return (run["sent"] == run["n"] == run["spare_requests"] and run["rc"] == 0
+            and not run["timed_out"])
+
+
+def failover_lines(fo):
+    """Section 11, msgspoold failing over from a dead first route to an
+    http fallback answering after 50 ms, next to the fallback alone."""
+    runs = fo["runs"]
+    med = {k: median([x["msgs_per_s"] for x in v]) for k, v in runs.items() if v}
+    base = med.get("alone") or 0
+    lines = ["## 11. Failover: a dead first route (issue 24)", "",
+             "msgspoold `--once` sending %s SMS (`concurrency = 128`) through the "
+             "http provider to the bench's stand-in answering every POST after 50 ms "
+             "(as in section 3), timed from its start to its exit: as `[sms]`, the "
+             "channel's only route, and as `[route.spare]`, the `fallback` of an "
+             "`[sms]` that is down (`breaker = %d`, `breaker-time = %ds`): one that "
+             "accepts each connection and resets it at once (a refusal, but "
+             "counted), and one that accepts and never answers (`timeout = %d`). In "
+             "%d alternating rounds, each run on a spool of its own; msg/s is what "
+             "was sent over the seconds, the medians. The first route's attempts "
+             "are the connections it saw; the bound is `breaker` in each "
+             "`breaker-time` a run lasted." % (
+                 thousands(fo["n"]), fo["breaker"], fo["breaker_time"],
+                 fo["timeout"], fo["rounds"]), "",
+             "| Row | sent (every round) | seconds | msg/s | vs alone | target "
+             "| attempts at the first route (every round; bound) "
+             "| requests at the fallback | every round, msg/s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for mode, rs in runs.items():
+        if not rs:
+            continue
+        ratio = med[mode] / base if base else 0
+        whole = all(failover_whole(x) for x in rs)
+        tgt = att = ""
+        if mode in FAILOVER_TARGET:
+            tgt = "≥ %.1f: %s" % (FAILOVER_TARGET[mode], verdict(
+                ratio >= FAILOVER_TARGET[mode] and whole))
+            bounds = [failover_bound(fo, x) for x in rs]
+            att = "%s; ≤ %d: %s" % (
+                ", ".join(thousands(x["attempts"]) for x in rs), max(bounds),
+                verdict(whole and all(x["attempts"] <= b for x, b in zip(rs, bounds))))
+        lines.append("| %s | %s of %s | %.2f | **%.0f** | %.2f | %s | %s | %s | %s |" % (
+            FAILOVER_ROWS[mode], ", ".join(thousands(x["sent"]) for x in rs),
+            thousands(fo["n"]), median([x["seconds"] for x in rs]), med[mode], ratio,
+            tgt, att, ", ".join(thousands(x["spare_requests"]) for x in rs),
+            ", ".join("%.0f" % x["msgs_per_s"] for x in rs)))
+        # What went wrong, each different thing once.
+        notes = []
+        for x in rs:
+            if failover_whole(x):
+                continue
+            note = "%s; exit %s%s%s" % (
+                ", ".join("%s %s" % (k, thousands(v)) for k, v in x["states"].items()
+                          if v), x["rc"],
+                " (**timed out** after %.0f s)" % x["seconds"] if x["timed_out"] else "",
+                "; it said: %s" % re.sub(r"^\S+ msgspoold\[\d+\]: ", "",
+                                         x["log_tail"]).replace("|", "\\|")
+                if x.get("log_tail") else "")
+            if x["spare_requests"] != x["sent"]:
+                note += "; %s requests at the fallback for %s sent" % (
+                    thousands(x["spare_requests"]), thousands(x["sent"]))
+            if note not in notes:
+                notes.append(note)
+        for note in notes:
+            lines.append("|  ↳ %s | | | | | | | | |" % note)
+    lines.append("")
+    for mode, rs in runs.items():
+        if mode == "alone" or not rs:
+            continue
+        x, st = rs[-1], rs[-1].get("status")
+        times = x["attempt_s"] or []
+        lines += ["%s, in the last round: sent by route %s; %s events name the "
+                  "first route; %s; its status file (`msgspool status`) %s." % (
+                      "Refusing" if mode == "reset" else "Timing out",
+                      ", ".join("%s %s" % (k, thousands(v)) for k, v in
+                                sorted(x["routes"].items())) or "none",
+                      thousands(x["events_first"]),
+                      ("it saw its attempts at " + ", ".join(
+                          "%.3f" % t for t in times[:10]) + " s from the start" +
+                       (" and %s more" % thousands(len(times) - 10)
+                        if len(times) > 10 else "")) if times else "it saw no attempt",
+                      "said %s since %s after %s failures, the last: %s" % (
+                          st.get("state"), st.get("since"), st.get("failures"),
+                          st.get("lastError")) if st else "was not written"), ""]
+    return lines
+
 SECTION_RE = re.compile(r"## (\d+)([a-z]?)\. ")
 
 
@@ -677,5 +780,7 @@ def render(res):
         lines += list_lines(res["list"])
     if "baseline" in res:
         lines += baseline_lines(res["baseline"])
+    if "failover" in res:
+        lines += failover_lines(res["failover"])
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

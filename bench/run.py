@@ -38,7 +38,7 @@ sys.path.insert(0, str(BENCH))
 
 from instance import CLIENT, KEY, Instance, Lighttpd, LighttpdFcgi, ulid  # noqa: E402
 from report import median, merge, render  # noqa: E402
-from slowhttp import SlowHTTP  # noqa: E402
+from slowhttp import DeadHTTP, SlowHTTP  # noqa: E402
 
 
 def mkdir(path):
@@ -1361,7 +1361,125 @@ def bench_list(work, quick):
     return out
 
 
-DEFAULT_ONLY = "cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,list"
+
+# Issue 24: a channel's routes, failover at once to the next on a
+# temporary failure, a breaker per route (msgspool.conf(5), Routes).
+
+FAILOVER_ROUNDS = 3
+# The first route's breaker: temporary failures in a row that take it
+# out, and for how many seconds.
+FAILOVER_BREAKER = 5
+FAILOVER_BREAKER_TIME = 30
+# The first route's timeout when it never answers (seconds).
+FAILOVER_TIMEOUT = 1
+# The longest a run may take: a build that tries every message on the
+# silent route would wait out its timeout a message at a time.
+FAILOVER_LIMIT = 120
+# The rows: the fallback as the only route; in front of it, a first
+# route that resets every connection, and one that never answers.
+FAILOVER_MODES = ("alone", "reset", "silent")
+
+
+def failover_conf(mode, first, spare):
+    """The config of a row of mode: SMS through the http provider to
+    spare (a SlowHTTP) alone, or through [sms] to first (a DeadHTTP),
+    spare its fallback."""
+    top = "concurrency = 128\n[sms]\nprovider = http\n"
+    if mode == "alone":
+        return top + "url = %s\n" % spare
+    return top + ("url = %s\n%sfallback = spare\nbreaker = %d\nbreaker-time = %ds\n"
+                  "[route.spare]\nchannel = sms\nprovider = http\nurl = %s\n" % (
+                      first, "timeout = %d\n" % FAILOVER_TIMEOUT
+                      if mode == "silent" else "", FAILOVER_BREAKER,
+                      FAILOVER_BREAKER_TIME, spare))
+
+
+def failover_spool(inst, first):
+    """What msgspoold left in inst's spool: the files of each state, the
+    messages of sent/ by the route they went by, the events that name
+    the route first (each attempt on it), and first's status file (None
+    when it wrote none)."""
+    out = {"states": {st: inst.count(st) for st in ("new", "cur", "deferred",
+                                                     "sent", "failed")},
+           "routes": {}, "events_first": 0}
+    for st in ("sent", "deferred", "failed"):
+        for e in os.scandir(inst.spool / st):
+            try:
+                doc = json.loads(Path(e.path).read_text())
+            except (OSError, ValueError):
+                continue
+            if st == "sent":
+                r = str(doc.get("route"))
+                out["routes"][r] = out["routes"].get(r, 0) + 1
+            out["events_first"] += sum(1 for ev in doc.get("events") or []
+                                       if ev.get("route") == first)
+    try:
+        out["status"] = json.loads(
+            (inst.spool / "status" / ("route-%s.json" % first)).read_text())
+    except (OSError, ValueError):
+        out["status"] = None
+    return out
+
+
+def failover_run(work, mode, rnd, n):
+    """n SMS queued, then msgspoold --once timed until it exits, under
+    the config of mode (failover_conf) over a spool of its own: what it
+    sent a second, what the fallback answered, the connections the first
+    route saw (its attempts) and when, from the daemon's start."""
+    spare = SlowHTTP(0.05).start()
+    dead = DeadHTTP(mode).start() if mode != "alone" else None
+    try:
+        inst = Instance(Path(work) / ("failover-%s-%d" % (mode, rnd)),
+                        failover_conf(mode, dead.url("/") if dead else None,
+                                      spare.url()))
+        inst.queue_sms(n)
+        t0 = time.time()
+        with open(inst.base / "msgspoold.log", "wb") as log:
+            p = subprocess.Popen([str(BUILD / "spooler" / "msgspoold"), "-c",
+                                  str(inst.conf), "--once"],
+                                 stdout=log, stderr=subprocess.STDOUT)
+            try:
+                rc, timed_out = p.wait(FAILOVER_LIMIT), False
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc, timed_out = p.wait(), True
+        dt = time.time() - t0
+    finally:
+        spare.stop()
+        if dead:
+            dead.stop()
+    got = failover_spool(inst, "sms")
+    sent = got["states"]["sent"]
+    log = (inst.base / "msgspoold.log").read_text(errors="replace").strip()
+    return dict(got, mode=mode, n=n, sent=sent, seconds=dt,
+                msgs_per_s=sent / dt if dt else 0, rc=rc, timed_out=timed_out,
+                spare_requests=spare.requests, spare_connections=spare.connections,
+                max_in_flight=spare.max_in_flight,
+                attempts=dead.connections if dead else None,
+                attempt_s=[round(t - t0, 3) for t in dead.times] if dead else None,
+                log_tail=log.splitlines()[-1][:300] if rc not in (0, None) and log
+                else None)
+
+
+def bench_failover(work, quick):
+    """msgspoold sending n SMS through the http provider to a provider
+    answering after 50 ms (the bench's SlowHTTP, as in section http):
+    as the channel's only route, and as the fallback of a first route
+    that is down, one that resets every connection and one that never
+    answers (timeout FAILOVER_TIMEOUT), its breaker FAILOVER_BREAKER in
+    FAILOVER_BREAKER_TIME s; in FAILOVER_ROUNDS rounds that alternate the
+    rows, each run on a spool of its own.  Every run's results, by row."""
+    n = 1000 if quick else 10000
+    runs = {m: [] for m in FAILOVER_MODES}
+    for rnd in range(FAILOVER_ROUNDS):
+        for mode in (FAILOVER_MODES if rnd % 2 == 0 else FAILOVER_MODES[::-1]):
+            runs[mode].append(failover_run(work, mode, rnd, n))
+    return {"n": n, "rounds": FAILOVER_ROUNDS, "breaker": FAILOVER_BREAKER,
+            "breaker_time": FAILOVER_BREAKER_TIME, "timeout": FAILOVER_TIMEOUT,
+            "runs": runs}
+
+DEFAULT_ONLY = ("cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,"
+                "list,failover")
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
 DEFAULT_FCGI_WORKERS = 8
@@ -1406,6 +1524,8 @@ def measure(only, quick, baseline=None):
             res["received"] = bench_received(work, quick)
         if "list" in only:
             res["list"] = bench_list(work, quick)
+        if "failover" in only:
+            res["failover"] = bench_failover(work, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res["load_end"] = os.getloadavg()[0]

@@ -2,9 +2,12 @@
 delay, with keep-alive, for make bench (the spooler's throughput against a
 provider that takes 50 ms), and as a client's webhook receiver. asyncio,
 so thousands can wait at once; counts requests, connections and the most
-requests in flight, and with record keeps each request."""
+requests in flight, and with record keeps each request.  DeadHTTP, a
+provider that is down: it resets every connection, or never answers."""
 import asyncio
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -75,6 +78,38 @@ class SlowHTTP:
 
     def url(self, path="/hook"):
         return "http://%s:%d%s" % (self.host, self.port, path)
+
+
+class DeadHTTP(SlowHTTP):
+    """A provider that cannot take a message: with mode "reset" it accepts
+    each connection and resets it at once (as a port nothing listens on
+    refuses it, but counted); with "silent" it accepts and never answers,
+    until the client gives up.  connections counts the attempts, and
+    times keeps when each came (time.time())."""
+
+    def __init__(self, mode="reset", host="127.0.0.1"):
+        if mode not in ("reset", "silent"):
+            raise ValueError("mode %r" % mode)
+        super().__init__(0, host)
+        self.mode = mode
+        self.times = []
+
+    async def _handle(self, reader, writer):
+        self.connections += 1
+        self.times.append(time.time())
+        try:
+            if self.mode == "reset":
+                # SO_LINGER 0: close sends a RST, not a FIN.
+                writer.get_extra_info("socket").setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            else:
+                # Read what comes, answer nothing, until the peer closes.
+                while await reader.read(65536):
+                    pass
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
 
 
 if __name__ == "__main__":
