@@ -213,7 +213,7 @@ CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/claimkeep_claim.o \
 		   $(O)spooler/daemon/claimkeep_tasks.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
-		   daemon_inbox daemon_record daemon_bounce webhook
+		   daemon_inbox daemon_record daemon_bounce webhook daemon_routes
 DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)

@@ -246,6 +246,20 @@ msgdoc_event(json_t *doc, const char *status, time_t at, const char *source)
 	json_array_append_new(events, ev);
 }
 
+void
+msgdoc_event_note(json_t *doc, const char *route, const char *error)
+{
+	json_t	*events = json_object_get(doc, "events"), *ev;
+
+	if ((ev = json_array_get(events, json_array_size(events) - 1)) ==
+	    NULL)
+		return;
+	if (route != NULL)
+		json_object_set_new(ev, "route", json_string(route));
+	if (error != NULL && *error != '\0')
+		json_object_set_new(ev, "error", json_string(error));
+}
+
 /* A final status: nothing more will happen to the message. */
 static int
 final(const char *status)

@@ -126,6 +126,14 @@ const char	*msgdoc_reference(const json_t *doc);
  * attempt it hands to a provider; NULL before any.
  */
 void		 msgdoc_set_route(json_t *doc, const char *route);
+
+/*
+ * Name on the last event the route of the attempt it records and, when
+ * not NULL, why that attempt failed (msgspool.conf(5), Routes: each
+ * attempt is an event).
+ */
+void		 msgdoc_event_note(json_t *doc, const char *route,
+		    const char *error);
 const char	*msgdoc_route(const json_t *doc);
 
 /* The provider that took the message and its id there, or NULL. */

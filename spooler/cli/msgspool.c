@@ -24,6 +24,7 @@
 #include "cli/cli.h"
 #include "cli/cli_progress.h"
 #include "content/keys.h"
+#include "content/route.h"
 #include "spool/blob.h"
 #include "spool/event.h"
 #include "spool/list.h"
@@ -161,14 +162,70 @@ sessions(struct cli *c)
 	return n;
 }
 
+/*
+ * Each route of the config (msgspool.conf(5), Routes) and its state as
+ * msgspoold last wrote it (status/route-NAME.json): in, out or probing,
+ * since when, and the last error.  1 when the routes cannot be read.
+ */
+static int
+routes(struct cli *c)
+{
+	const struct route_conf	*r;
+	struct route_table	*t;
+	const char		*prov, *state;
+	char			 name[160], err[512];
+	json_t			*st;
+	pid_t			 pid;
+	size_t			 i;
+
+	if ((t = route_table_new(c->cfg, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "msgspool: status: %s\n", err);
+		return 1;
+	}
+	for (i = 0; (r = route_at(t, i)) != NULL; i++) {
+		if ((prov = config_get(c->cfg, r->section, "provider")) ==
+		    NULL)
+			prov = "file";
+		snprintf(name, sizeof(name), "route-%s", r->name);
+		if ((st = spool_status_get(c->spool, name)) == NULL) {
+			printf("route %s (%s, provider %s): in (no message "
+			    "yet)\n", r->name, r->channel, prov);
+			continue;
+		}
+		state = cli_str(st, "state");
+		pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
+		printf("route %s (%s, provider %s): %s since %s", r->name,
+		    r->channel, prov, state, cli_str(st, "since"));
+		if (json_is_string(json_object_get(st, "outUntil")) &&
+		    strcmp(state, "in") != 0)
+			printf(" until %s", cli_str(st, "outUntil"));
+		if (json_integer_value(json_object_get(st, "failures")) > 0)
+			printf(", %lld failures in a row",
+			    (long long)json_integer_value(json_object_get(st,
+			    "failures")));
+		if (json_is_string(json_object_get(st, "lastError")))
+			printf("; last error: %s", cli_str(st, "lastError"));
+		/* A daemon that died keeps no breaker. */
+		if (pid > 0 && kill(pid, 0) == -1 && errno == ESRCH)
+			printf(" (msgspoold is not running)");
+		printf("\n");
+		json_decref(st);
+	}
+	route_table_free(t);
+	return 0;
+}
+
 static int
 cmd_status(struct cli *c, int argc, char **argv)
 {
+	int	rc;
+
 	(void)argc;
 	(void)argv;
+	rc = routes(c);
 	if (sessions(c) == 0)
 		printf("no sessions: no section has provider smpp\n");
-	return 0;
+	return rc;
 }
 
 /* Find id; prints the reason and returns -1 when it is not there. */

@@ -20,6 +20,7 @@ struct webhooks;
 struct keeper;
 struct job;
 struct tidy;
+struct route_table;
 
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
@@ -39,12 +40,26 @@ struct tidy;
 /* Webhook transfers at most, beside "concurrency" messages. */
 #define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
 
-/* A provider instantiated for one config section. */
+/*
+ * A provider instantiated for one config section: a route
+ * (msgspool.conf(5), Routes), with its breaker.
+ */
 struct route {
 	char			*section;
+	const char		*name;		/* "sms", NAME of [route.NAME] */
 	const struct provider	*provider;
 	void			*state;
 	size_t			 inflight;
+	/* The breaker: temporary failures in a row; out until out_until
+	 * (0: in); one probe at a time once that has passed. */
+	long			 breaker, breaker_time;
+	long			 fails;
+	time_t			 out_until;
+	time_t			 since;		/* of its state */
+	int			 probing;
+	int			 proven;	/* answered since its last failure */
+	int			 reported;	/* its status file written */
+	char			 lasterr[512];
 };
 
 struct daemon {
@@ -53,6 +68,7 @@ struct daemon {
 	struct spool	*spool;
 	struct route	**routes;	/* each allocated alone: jobs point
 					   at them while the array grows */
+	struct route_table *rtable;	/* the config's routes (route.h) */
 	size_t		 nroutes;
 	long		 max_age;
 	long		 retention;
@@ -99,6 +115,28 @@ const char	*route_section(const json_t *doc, char *buf, size_t len);
  */
 struct route	*route_of(struct daemon *, const json_t *doc, char *err,
 		    size_t errlen, enum msg_status *status);
+
+/*
+ * daemon_routes.c: which route a job goes by, failover and the breaker
+ * (msgspool.conf(5), Routes).
+ *
+ * job_plan: the routes job tries, in order, into job->tries; its first
+ * usable one (the breaker lets it, a session is bound when more follow)
+ * set as job->route.  0; or -1 with job's outcome set (a route no config
+ * gives: TEMPFAIL, for an operator to mend; every route out: TEMPFAIL
+ * until the first comes back in).
+ */
+int		 job_plan(struct daemon *, struct job *, time_t now);
+/*
+ * A job ended on its route: the breaker told; on a temporary failure
+ * with a route left to try (and not stopping), the attempt recorded in
+ * its document and the job made ready for the next route (1: start it
+ * again); else 0.
+ */
+int		 job_failover(struct daemon *, struct job *, int stopping,
+		    time_t now);
+/* The status file of each route that changed (msgspool(8) status). */
+void		 routes_report(struct daemon *);
 
 /* daemon_chores.c */
 void		 chores(struct daemon *, time_t now, int hold);

@@ -21,6 +21,7 @@
 #include "content/keyword.h"
 #include "content/unsub.h"
 #include "daemon/claimkeep.h"
+#include "content/route.h"
 #include "daemon/daemon.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
@@ -48,6 +49,8 @@ routes_free(struct daemon *d)
 	free(d->routes);
 	d->routes = NULL;
 	d->nroutes = 0;
+	route_table_free(d->rtable);
+	d->rtable = NULL;
 }
 
 const char *
@@ -94,8 +97,9 @@ struct route *
 route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen,
     enum msg_status *status)
 {
-	char		 section[64];
-	struct route	*r;
+	const struct route_conf	*c;
+	char			 section[64];
+	struct route		*r;
 
 	*status = MSG_PERMFAIL;
 	if (route_section(doc, section, sizeof(section)) == NULL) {
@@ -104,9 +108,16 @@ route_of(struct daemon *d, const json_t *doc, char *err, size_t errlen,
 	}
 	if (strcmp(section, PROVIDER_TEST_SECTION) == 0)
 		return route_get(d, section, msgdoc_channel(doc), err, errlen);
-	if ((r = route_get(d, section, json_string_value(json_object_get(doc,
-	    "channel")), err, errlen)) == NULL)
-		*status = MSG_TEMPFAIL;
+	/* Its first route (msgspool.conf(5), Routes). */
+	*status = MSG_TEMPFAIL;
+	if ((c = route_pick(d->rtable, section, msgdoc_recipient(doc))) ==
+	    NULL) {
+		snprintf(err, errlen, "no route takes %s (%s)",
+		    msgdoc_recipient(doc), section);
+		return NULL;
+	}
+	r = route_get(d, c->section, json_string_value(json_object_get(doc,
+	    "channel")), err, errlen);
 	return r;
 }
 
@@ -160,6 +171,9 @@ route_get(struct daemon *d, const char *section, const char *channel,
 	r->provider = p;
 	r->state = state;
 	r->inflight = 0;
+	/* Its breaker's defaults until its route is planned (route.h). */
+	r->breaker = ROUTE_BREAKER_DEFAULT;
+	r->breaker_time = ROUTE_BREAKER_TIME_DEFAULT;
 	log_info("[%s]: provider %s", section, name);
 	return r;
 }
@@ -226,9 +240,18 @@ check_sections(const struct config *cfg, const char *root)
 		}
 		if ((c = channel_of_section(sec)) != -1)
 			ch = channel_info((enum channel)c)->name;
+		else if (strncmp(sec, ROUTE_PREFIX, strlen(ROUTE_PREFIX)) ==
+		    0 && (c = channel_of_section(config_get(cfg, sec,
+		    "channel") ? config_get(cfg, sec, "channel") : "")) != -1)
+			/* A route of a channel (route.h checks the rest). */
+			ch = channel_info((enum channel)c)->name;
+		else if (strncmp(sec, ROUTE_PREFIX, strlen(ROUTE_PREFIX)) ==
+		    0)
+			continue;	/* route_table_new says what is wrong */
 		else {
 			log_err("config: [%s]: not a channel (sms, voice, "
-			    "email, ott.N) nor a client (client.ID)", sec);
+			    "email, ott.N), a route (route.NAME) nor a client "
+			    "(client.ID)", sec);
 			rc = -1;
 			continue;
 		}
@@ -312,6 +335,7 @@ load_config(struct daemon *d)
 	struct config	*cfg;
 	struct spool	*spool;
 	struct limits	 lim;
+	struct route_table *rt;
 	char		 err[512], *root;
 	long		 max_age, retention, idem_ttl;
 	size_t		 conc;
@@ -339,8 +363,12 @@ load_config(struct daemon *d)
 		config_free(cfg);
 		return -1;
 	}
-	if (check_sections(cfg, root) == -1 || (d->spool != NULL &&
-	    !same_spool(d->spool, root))) {
+	/* Its routes: a bad one stops the daemon at start. */
+	if ((rt = route_table_new(cfg, err, sizeof(err))) == NULL)
+		log_err("config: %s", err);
+	if (rt == NULL || check_sections(cfg, root) == -1 ||
+	    (d->spool != NULL && !same_spool(d->spool, root))) {
+		route_table_free(rt);
 		free(root);
 		spool_free(spool);
 		config_free(cfg);
@@ -348,6 +376,7 @@ load_config(struct daemon *d)
 	}
 	free(root);
 	routes_free(d);
+	d->rtable = rt;
 	spool_free(d->spool);
 	config_free(d->cfg);
 	d->cfg = cfg;

@@ -94,26 +94,34 @@ outcome(struct daemon *d, struct job *job)
 	struct timespec	 ts;
 	time_t		 now, next = 0;
 	char		 section[64];
+	const char	*route;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = ts.tv_sec;
 	st = policy_max_age(job->status, now, msgdoc_age_from(job->doc),
 	    d->max_age, &gave_up);
 	/* The provider's Retry-After, when it gave one, wins. */
+	/* Backoff counts the waits, not each route of a failover. */
 	if (st == MSG_TEMPFAIL)
 		next = policy_not_before(&ts, job->retry_after > 0 ?
 		    job->retry_after : policy_backoff(msgdoc_attempts(job->doc) +
-		    2, policy_jitter()));
+		    2 - (long)job->tried, policy_jitter()));
 	msgdoc_attempt(job->doc, st, job->err, job->reply, now, next,
 	    gave_up);
 	/*
-	 * The route that tried it (msgspool-spool(5), route); a test key's
-	 * is its channel's, as a live key's message names it.
+	 * The route that tried it (msgspool-spool(5), route), on the
+	 * document and its attempt's event; a test key's is its channel's,
+	 * as a live key's message names it.
 	 */
-	if (job->route != NULL)
-		msgdoc_set_route(job->doc, strcmp(job->route->section,
-		    PROVIDER_TEST_SECTION) != 0 ? job->route->section :
-		    channel_section(job->doc, section, sizeof(section)));
+	if (job->route != NULL) {
+		route = job->route->name != NULL ? job->route->name :
+		    strcmp(job->route->section, PROVIDER_TEST_SECTION) != 0 ?
+		    job->route->section : channel_section(job->doc, section,
+		    sizeof(section));
+		msgdoc_set_route(job->doc, route);
+		msgdoc_event_note(job->doc, route, st != MSG_OK ? job->err :
+		    NULL);
+	}
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
 	    SPOOL_DEFERRED : SPOOL_FAILED;
 }

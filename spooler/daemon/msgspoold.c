@@ -63,12 +63,22 @@ on_signal(int sig)
 		stopping = 1;
 }
 
-/* A job is over: release its slot; its outcome is recorded in a batch. */
+static void	 launch(struct daemon *, struct job *);
+
+/*
+ * A job is over: on a temporary failure with a route left to try, on to
+ * it at once (job_failover); else its slot released and its outcome
+ * recorded in a batch.
+ */
 static void
 job_done(struct daemon *d, struct job *job)
 {
 	struct job	**v;
 
+	if (job_failover(d, job, stopping, time(NULL))) {
+		launch(d, job);
+		return;
+	}
 	if (job->route != NULL)
 		job->route->inflight--;
 	d->inflight--;
@@ -193,24 +203,27 @@ admit(void *arg, const char *name)
 static void
 start_job(struct daemon *d, struct job *job, json_t *sup, int superr)
 {
-	struct route	*r;
-	enum msg_status	 st;
-	char		 err[512];
-
 	d->inflight++;
 	if (job_refused(job, sup, superr)) {
 		job_done(d, job);
 		return;
 	}
-	if ((r = route_of(d, job->doc, err, sizeof(err), &st)) == NULL) {
-		/* A config error is fixed by an operator: keep the message. */
-		job->status = st;
-		snprintf(job->err, sizeof(job->err), "%s", err);
+	/* Its route (msgspool.conf(5), Routes); none: the outcome says
+	 * why (a config error an operator mends, every route out). */
+	if (job_plan(d, job, time(NULL)) == -1) {
 		job_done(d, job);
 		return;
 	}
-	job->route = r;
-	r->inflight++;
+	job->route->inflight++;
+	launch(d, job);
+}
+
+/* Hand a job to its route's provider. */
+static void
+launch(struct daemon *d, struct job *job)
+{
+	struct route	*r = job->route;
+
 	r->provider->start(r->state, job);
 	if (job->pending)
 		return;		/* a session has it (provider.h) */

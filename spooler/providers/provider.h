@@ -27,6 +27,9 @@
 struct route;
 struct kept;
 
+/* Routes a message tries at most in one claim (msgspool.conf(5)). */
+#define JOB_TRIES_MAX	16
+
 struct job {
 	char			 name[SPOOL_NAME_MAX];
 	json_t			*doc;		/* the spool document */
@@ -49,6 +52,9 @@ struct job {
 	json_t			*reply;		/* the provider's answer */
 	char			 err[512];
 	long			 retry_after;	/* seconds, 0: none */
+	/* The routes it tries, in order (daemon_routes.c); the one now. */
+	struct route		*tries[JOB_TRIES_MAX];
+	size_t			 ntries, tried;
 };
 
 struct provider {
@@ -81,6 +87,12 @@ struct provider {
 			    int *timeout_ms);
 	void		 (*run)(void *state, int stopping);
 	struct job	*(*reap)(void *state);
+	/*
+	 * Whether it can take a message now (a session bound); NULL: it
+	 * always can.  A route that cannot passes its messages to its
+	 * fallback, when it has one.
+	 */
+	int		 (*ready)(void *state);
 };
 
 extern const struct provider provider_file;

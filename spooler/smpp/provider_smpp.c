@@ -420,6 +420,15 @@ smpp_free(void *state)
 	free(st);
 }
 
+/* Bound: a message handed over now is submitted now. */
+static int
+smpp_ready(void *state)
+{
+	const struct smpp	*st = state;
+
+	return st->phase == SMPP_BOUND;
+}
+
 const struct provider provider_smpp = {
 	.name = "smpp",
 	.channels = "sms",
@@ -429,4 +438,5 @@ const struct provider provider_smpp = {
 	.fds = smpp_fds,
 	.run = smpp_run,
 	.reap = smpp_reap,
+	.ready = smpp_ready,
 };
