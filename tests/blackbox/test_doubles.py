@@ -216,6 +216,108 @@ def test_scripted_429_gives_retry_after(server):
     assert r.status_code == 503 and r.headers["Retry-After"] == "3"
 
 
+# -- failure modes: every request fails, whatever the scripts say -----------
+
+@pytest.mark.parametrize("mode,retry_after,status,code", [
+    ("500", None, 500, 20500), ("503", 5, 503, 20503),
+    ("429", None, 429, 20429), ("429", 3, 429, 20429),
+    ("400", None, 400, 21211)])
+def test_failing_answers_as_twilio(server, mode, retry_after, status, code):
+    server.script(TO, ["ok"])                   # overridden by the mode
+    server.failing(mode, retry_after=retry_after)
+    r = sms(server)
+    assert r.status_code == status, r.text
+    j = r.json()
+    assert j["code"] == code and j["status"] == status, j
+    assert j["more_info"] == "https://www.twilio.com/docs/errors/%d" % code
+    if code == 21211:
+        assert j["message"] == \
+            "The 'To' number %s is not a valid phone number." % TO
+    want = retry_after if retry_after is not None else \
+        (1 if mode == "429" else None)
+    assert r.headers.get("Retry-After") == (None if want is None
+                                            else str(want))
+    # The webhook answers with its own body.
+    r = requests.post(server.hook_url, json={"to": TO}, timeout=T)
+    assert r.status_code == status and r.json()["ok"] is False
+    assert server.attempts == 2
+    assert [q["outcome"] for q in server.requests] == ["error", "error"]
+    server.failing(None)
+    assert sms(server).status_code == 201
+    assert server.violations == []
+
+
+def test_failing_close_cuts_every_connection(server):
+    server.failing("close")
+    with pytest.raises(requests.ConnectionError):
+        sms(server)
+    with pytest.raises(requests.ConnectionError):
+        requests.post(server.hook_url, json={"to": TO}, timeout=T)
+    assert server.attempts == 2
+    assert [q["outcome"] for q in server.requests] == ["close", "close"]
+    server.failing(None)
+    assert sms(server).status_code == 201
+    assert server.attempts == 3
+
+
+def test_failing_close_cuts_a_kept_alive_connection(server):
+    with requests.Session() as s:
+        auth = (server.twilio_account_sid, server.twilio_auth_token)
+        url = "%s/2010-04-01/Accounts/%s/Messages.json" % (
+            server.twilio_base, server.twilio_account_sid)
+        data = {"To": TO, "From": server.twilio_from, "Body": "x"}
+        assert s.post(url, data=data, auth=auth, timeout=T).status_code \
+            == 201
+        server.failing("close")
+        with pytest.raises(requests.ConnectionError):
+            s.post(url, data=data, auth=auth, timeout=T)
+    assert [q["outcome"] for q in server.requests] == ["ok", "close"]
+
+
+def test_failing_hang_never_answers(server):
+    server.failing("hang")
+    t0 = time.monotonic()
+    with pytest.raises(requests.Timeout):
+        requests.post("%s/2010-04-01/Accounts/%s/Messages.json" % (
+            server.twilio_base, server.twilio_account_sid),
+            data={"To": TO, "From": server.twilio_from, "Body": "x"},
+            auth=(server.twilio_account_sid, server.twilio_auth_token),
+            timeout=0.5)
+    assert time.monotonic() - t0 < T
+    # Recorded when it came, while it hangs.
+    [rec] = server.requests
+    assert rec["outcome"] == "hang" and rec["recipient"] == TO
+    assert server.in_flight == 1
+    server.failing(None)                # the hanging one is closed
+    deadline = time.monotonic() + T
+    while server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.in_flight == 0
+    assert sms(server).status_code == 201
+    assert server.attempts == 2
+
+
+def test_failing_modes_are_checked(server):
+    for bad in ("404", "drop", 500, ("503", 2)):
+        with pytest.raises(ValueError):
+            server.failing(bad)
+    with pytest.raises(ValueError):
+        server.failing("500", retry_after=2)
+
+
+def test_refused_port():
+    from doubles.ports import RefusedPort
+    with RefusedPort() as down:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", down.port), timeout=T)
+        # Held: nobody else is given it.
+        other = socket.socket()
+        with pytest.raises(OSError):
+            other.bind(("127.0.0.1", down.port))
+        other.close()
+        assert down.url("/hook") == "http://127.0.0.1:%d/hook" % down.port
+
+
 def test_scripted_drop_closes_connection(server):
     server.script(TO, [("drop",)])
     with pytest.raises(requests.ConnectionError):
@@ -445,6 +547,34 @@ def test_smtp_scripted_refusals(sink):
     assert [r["stage"] for r in sink.refused] == ["rcpt", "rcpt", "data"]
 
 
+def test_smtp_failing_modes():
+    with SmtpSink() as sink:
+        sink.script("x@example.org", ["reject"])
+        sink.failing("tempfail")            # over the script
+        with smtplib.SMTP(sink.host, sink.port, timeout=T) as c:
+            with pytest.raises(smtplib.SMTPRecipientsRefused) as e:
+                c.sendmail("a@example.org", ["x@example.org"], b"x")
+            assert e.value.recipients["x@example.org"][0] == 451
+        sink.failing("close")
+        with pytest.raises((smtplib.SMTPServerDisconnected,
+                            ConnectionError)):
+            smtplib.SMTP(sink.host, sink.port, timeout=T)
+        sink.failing("hang")
+        t0 = time.monotonic()
+        with pytest.raises(smtplib.SMTPServerDisconnected,
+                           match="timed out"):
+            smtplib.SMTP(sink.host, sink.port, timeout=0.5)
+        assert time.monotonic() - t0 < T
+        assert sink.attempts == 3
+        sink.failing(None)
+        with smtplib.SMTP(sink.host, sink.port, timeout=T) as c:
+            c.sendmail("a@example.org", ["y@example.org"],
+                       b"Subject: ok\r\n\r\nbody\r\n")
+        sink.wait_for(1, timeout=T)
+        assert sink.attempts == 4
+        assert [r["reply"][:3] for r in sink.refused] == ["451"]
+
+
 @pytest.mark.skipif(OPENSSL is None, reason="no openssl command")
 def test_smtp_starttls_and_smtps():
     with SmtpSink(username="u", password="p", tls="starttls",
@@ -588,3 +718,40 @@ def test_smsc_wrong_password(smsc):
     assert smsc.violations == []
     assert smsc.binds == [{"system_id": "acme", "password": "nope",
                            "accepted": False}]
+
+
+def test_smsc_failing_refuse_bind(smsc):
+    smsc.failing("refuse-bind")
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body()))
+        assert _smpp_read(sock) == (0x80000009, 0x0D, 1, b"")
+    smsc.failing(None)
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body()))
+        assert _smpp_read(sock)[:2] == (0x80000009, 0)
+    assert [b["accepted"] for b in smsc.binds] == [False, True]
+    assert smsc.violations == []
+
+
+def test_smsc_failing_unbind_and_unbind(smsc):
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body()))
+        _smpp_read(sock)
+        smsc.failing("unbind")
+        sock.sendall(_smpp_pdu(0x04, 2, _submit_body()))
+        cid, status, seq, body = _smpp_read(sock)     # no submit_sm_resp
+        assert (cid, status, body) == (0x00000006, 0, b"")
+        sock.sendall(_smpp_pdu(0x80000006, seq))
+        assert sock.recv(16) == b""                     # closed
+    assert smsc.attempts == 1 and smsc.submits[0]["unbound"]
+    smsc.failing(None)
+    with _esme(smsc) as sock:
+        sock.sendall(_smpp_pdu(0x09, 1, _bind_body()))
+        _smpp_read(sock)
+        smsc.wait_for(lambda: smsc.bound_sessions(), T, "a bound session")
+        smsc.unbind()                                   # at any time
+        cid, status, seq, body = _smpp_read(sock)
+        assert cid == 0x00000006
+        sock.sendall(_smpp_pdu(0x80000006, seq))
+        assert sock.recv(16) == b""
+    assert smsc.violations == []

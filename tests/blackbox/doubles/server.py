@@ -138,6 +138,10 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(addr, _Handler)
 
+    def verify_request(self, request, client_address):
+        # failing("close"): closed as soon as it is accepted.
+        return self.owner._accept_connection()
+
     def handle_error(self, request, client_address):
         import sys
         exc = sys.exc_info()[1]
@@ -224,6 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle_inner(self, owner):
         started = time.time()
+        failure = owner._failure
+        if failure == ("close",):       # a kept-alive connection too
+            owner._record(_closed_record(started, self.conn_id))
+            self._cut()
+            return
         split = urllib.parse.urlsplit(self.path)
         path, query = split.path, split.query
         body, body_err = self._read_body()
@@ -254,9 +263,19 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             valid, reply = owner._route(rec)
 
+        if failure == ("hang",):
+            if reply is not None and reply.outcome == "violation":
+                owner._violation(rec, reply.reason)
+            self._hang(rec)
+            return
+
         step = None
         if valid is not None and reply is None:
-            if valid.reject is not None:
+            if failure is not None:
+                step = failure
+                rec["step"] = step
+                reply = valid.error(step)
+            elif valid.reject is not None:
                 reply = valid.reject
             else:
                 step = owner._next_step(valid.recipient)
@@ -277,11 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:               # scripted drop
             rec["outcome"] = "drop"
             owner._record(rec)
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self._cut()
             return
 
         rec["outcome"] = reply.outcome
@@ -294,6 +309,27 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
         if reply.then is not None:
             reply.then()
+
+    def _cut(self):
+        """Close the connection unanswered."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _hang(self, rec):
+        """failing("hang"): recorded as it came, never answered; the
+        connection is closed once the mode changes or the stand-in
+        stops."""
+        owner = self.owner
+        rec["outcome"] = "hang"
+        owner._record(rec)
+        with owner._cond:
+            while owner._failure == ("hang",) \
+                    and not owner._stopping.is_set():
+                owner._cond.wait(0.1)
+        self._cut()
 
     def _send(self, reply):
         data = b""
@@ -311,6 +347,22 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         self.wfile.flush()
+
+
+def _closed_record(started, conn_id):
+    """The record of a connection closed unread (failing("close"))."""
+    return {"api": API_UNKNOWN, "method": None, "path": None, "query": None,
+            "headers": CaseInsensitiveDict(), "body": b"", "form": None,
+            "json": None, "auth": None, "recipient": None,
+            "outcome": "close", "status": None, "response": None,
+            "reason": None, "step": None, "connection": conn_id,
+            "http_version": None, "time": started}
+
+
+# failing(mode): the script step each mode answers with (retry_after
+# filled in), or the mode itself for "close" and "hang".
+_FAILURES = {"close": ("close",), "hang": ("hang",), "500": ("500",),
+             "503": ("503",), "429": ("429", 1), "400": ("status", 400)}
 
 
 def _parse_auth(header):
@@ -376,6 +428,9 @@ class StandinBase:
         # None accepts any template.
         self.whatsapp_templates = whatsapp_templates
         self.delay_all = 0
+        # failing(mode): how every request is answered, or None (as
+        # scripted).
+        self._failure = None
         # Status callbacks, as Twilio makes them when a Messages request
         # carries StatusCallback: the MessageStatus values posted to it, in
         # this order (Twilio sends some twice and out of order), each
@@ -444,6 +499,58 @@ class StandinBase:
         with self._lock:
             self._scripts[key] = (norm, then)
 
+    def failing(self, mode=None, retry_after=None):
+        """From now on answer every request, whatever its recipient's
+        script says, as a provider that cannot take it; None: as
+        scripted again (a request hanging then is closed unanswered).
+
+            "close"  each connection is closed as soon as it is accepted
+                     (a kept-alive one at its next request), nothing
+                     read or answered: curl sees an empty reply or a
+                     reset
+            "hang"   each request is read and never answered, until the
+                     mode changes or the stand-in stops
+            "500"    the API's own 500 (Twilio: code 20500)
+            "503"    503, with Retry-After: retry_after when given
+            "429"    the API's 429 (Twilio: code 20429, "Too Many
+                     Requests"), Retry-After: retry_after or 1
+            "400"    a permanent refusal: Twilio's 400 with code 21211
+                     (not a valid phone number), the webhook's 400
+
+        Every one is in requests: a connection closed at once with
+        outcome "close" (api "unknown"), a hanging request with "hang"
+        (recorded when it came), an answer with "error".  A request
+        that breaks the published API is still answered as such (and
+        listed in violations)."""
+        if mode is None:
+            step = None
+        elif mode in _FAILURES:
+            step = _FAILURES[mode]
+            if retry_after is not None and mode in ("503", "429"):
+                step = (mode, int(retry_after))
+            elif retry_after is not None:
+                raise ValueError("retry_after with failing(%r)" % mode)
+        else:
+            raise ValueError("bad failure mode %r" % (mode,))
+        with self._cond:
+            self._failure = step
+            self._cond.notify_all()
+
+    @property
+    def attempts(self):
+        """How many requests came, whatever their outcome, and
+        connections closed at accept (failing("close"))."""
+        with self._lock:
+            return len(self._requests)
+
+    def _accept_connection(self):
+        """Whether to serve a connection just accepted; one refused is
+        recorded (failing("close"))."""
+        if self._failure != ("close",):
+            return True
+        self._record(_closed_record(time.time(), None))
+        return False
+
     def _next_step(self, key):
         with self._lock:
             entry = self._scripts.get(key)
@@ -510,13 +617,16 @@ class StandinBase:
                 self._cond.wait(min(left, 0.5))
 
     def reset(self):
-        """Forget requests, violations, errors and scripts; delay_all = 0."""
+        """Forget requests, violations, errors and scripts; delay_all = 0;
+        no failure mode."""
         with self._lock:
             self._requests.clear()
             self._violations.clear()
             self._errors.clear()
             self._scripts.clear()
             self.delay_all = 0
+            self._failure = None
+            self._cond.notify_all()
 
     def _record(self, rec):
         with self._cond:

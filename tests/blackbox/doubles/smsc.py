@@ -37,6 +37,13 @@ Behaviours a test controls:
               (default DELIVRD)
   send_receipt(message_id, stat, form)   a receipt later, from the test
   send_enquire_link()                    the SMSC asks too
+  unbind()    the SMSC ends every bound session now (4.2 unbind)
+  failing(mode)
+              from now on, whatever the scripts say: "refuse-bind"
+              (every bind_transceiver answered ESME_RBINDFAIL), "unbind"
+              (a submit_sm is answered by an unbind, not its
+              submit_sm_resp: the session ends with it unanswered);
+              None: as before
   send_mo(source, dest, text, coding, …) an SMS from a phone (mobile
               originated deliver_sm, esm_class 0): GSM 03.38, UCS-2 or
               Latin-1, in concatenated parts (a UDH with IEI 0x00 or
@@ -44,7 +51,8 @@ Behaviours a test controls:
               wait_mo(seqs) waits for msgspoold's deliver_sm_resp
 
 What it records: binds (system_id, password, accepted), submits (each
-field, the UDH, the decoded text, the message_id given), the most
+field, the UDH, the decoded text, the message_id given, "unbound" when
+an unbind answered it; attempts counts them), the most
 submit_sm unanswered at once per session (max_outstanding), enquire_links
 received and answered, deliver_sm_resp received, unbinds.
 """
@@ -58,7 +66,8 @@ import time
 
 from doubles.smpp_pdu import (BIND_TRANSCEIVER, BIND_TRANSCEIVER_RESP,
                               DELIVER_SM, DELIVER_SM_RESP, ENQUIRE_LINK,
-                              ENQUIRE_LINK_RESP, ESME_RINVBNDSTS,
+                              ENQUIRE_LINK_RESP, ESME_RBINDFAIL,
+                              ESME_RINVBNDSTS,
                               ESME_RINVCMDID, ESME_RINVCMDLEN, ESME_RINVDSTADR,
                               ESME_RINVESMCLASS, ESME_RINVMSGLEN,
                               ESME_RINVPASWD, ESME_RINVSYSID, ESME_RMSGQFUL,
@@ -70,13 +79,15 @@ from doubles.smpp_pdu import (BIND_TRANSCEIVER, BIND_TRANSCEIVER_RESP,
                               gsm_encode_char, pdu)
 
 __all__ = ["Smsc", "ESME_ROK", "ESME_RTHROTTLED", "ESME_RMSGQFUL",
-           "ESME_RINVDSTADR", "ESME_RINVPASWD", "gsm_decode"]
+           "ESME_RINVDSTADR", "ESME_RINVPASWD", "ESME_RBINDFAIL",
+           "gsm_decode"]
 
 
 class Session:
     def __init__(self, smsc, conn, n):
         self.smsc, self.conn, self.n = smsc, conn, n
         self.bound = False
+        self.unbinding = False
         self.outstanding = 0
         self.submits = 0
         self.wlock = threading.Lock()
@@ -179,6 +190,8 @@ class Session:
                                          self.outstanding))
                 self.send(pdu(UNBIND_RESP, ESME_ROK, seq))
                 self.closed = True
+            elif cid == UNBIND_RESP and self.unbinding:
+                self.closed = True
             elif cid == GENERIC_NACK:
                 smsc.violation("generic_nack 0x%08x from the ESME" % status)
             else:
@@ -210,7 +223,9 @@ class Session:
             raise Violation(ESME_RSYSERR, "addr_ton/npi %d/%d" % (ton, npi))
         if self.bound:
             raise Violation(0x05, "bind_transceiver on a bound session")
-        if system_id != smsc.system_id:
+        if smsc.failure == "refuse-bind":
+            status = ESME_RBINDFAIL
+        elif system_id != smsc.system_id:
             status = ESME_RINVSYSID
         elif password != smsc.password:
             status = ESME_RINVPASWD
@@ -327,6 +342,12 @@ class Session:
                             (units, limit))
         f.update(udh=udh, text=text, short_message=sm, session=self.n,
                  at=time.monotonic())
+        if smsc.failure == "unbind":
+            f["unbound"] = True
+            with smsc.lock:
+                smsc.submits.append(f)
+            self.send_unbind()
+            return
         self.submits += 1
         with smsc.lock:
             self.outstanding += 1
@@ -355,6 +376,13 @@ class Session:
                 self.answerer.start()
         else:
             self.answer(seq, f, outcome)
+
+    # 4.2.1 unbind, from the SMSC: the session ends at the unbind_resp.
+    def send_unbind(self):
+        if self.unbinding:
+            return
+        self.unbinding = True
+        self.send(pdu(UNBIND, ESME_ROK, 0x70000000 + next(self.seq)))
 
     def answer_later(self):
         while True:
@@ -462,6 +490,7 @@ class Smsc:
         self.drops = 0
         self.latency = 0.0
         self.drop_after = None
+        self.failure = None
         self.receipts = None
         self.receipt_stat = {}
         self.scripts = {}
@@ -508,6 +537,24 @@ class Smsc:
 
     def script(self, dest, outcomes):
         self.scripts[dest.lstrip("+")] = list(outcomes)
+
+    def failing(self, mode=None):
+        """From now on "refuse-bind", "unbind" or None (the module
+        docstring)."""
+        if mode not in (None, "refuse-bind", "unbind"):
+            raise ValueError("bad failure mode %r" % (mode,))
+        self.failure = mode
+
+    def unbind(self):
+        """End every bound session now, as an SMSC that unbinds."""
+        for s in self.bound_sessions():
+            s.send_unbind()
+
+    @property
+    def attempts(self):
+        """The submit_sm it saw, whatever became of them."""
+        with self.lock:
+            return len(self.submits)
 
     def next_outcome(self, dest):
         s = self.scripts.get(dest)

@@ -15,6 +15,15 @@ command, and scripted failures per recipient:
         msg = sink.wait_for(1, timeout=10)[0]
         assert msg.message["Subject"] == "Hello"
 
+or fail every message as a relay that cannot take mail now, whatever
+the scripts say, until told otherwise:
+
+    sink.failing("tempfail")    # 451 4.3.0 to every RCPT TO
+    sink.failing("close")       # each connection closed at accept
+    sink.failing("hang")        # accepted, never greeted
+    sink.failing(None)          # as scripted again
+    sink.attempts               # RCPT TOs seen, and connections cut
+
 or, in a test module, `from doubles.smtp import smtp_sink` and take the
 `smtp_sink` fixture.
 """
@@ -33,7 +42,7 @@ import time
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, LoginPassword
+from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 
 __all__ = ["SmtpSink", "Received", "smtp_sink", "make_cert", "OPENSSL"]
 
@@ -156,6 +165,7 @@ class _Handler:
     async def handle_RCPT(self, server, session, envelope, address,
                           rcpt_options):
         step = self.sink._next_step(address)
+        self.sink._attempt()
         if step[0] == "delay":
             await asyncio.sleep(step[1])
             step = step[2]
@@ -199,9 +209,46 @@ def _normalize_step(step):
     raise ValueError("bad smtp script step %r" % (step,))
 
 
+class _SMTP(SMTP):
+    """aiosmtpd's SMTP session, cut short at its start when the sink is
+    failing("close") (the connection closed) or failing("hang") (held,
+    never greeted, closed when the mode changes or the sink stops)."""
+
+    _cut = False
+
+    def connection_made(self, transport):
+        sink = self.event_handler.sink
+        mode = sink._failure
+        if mode in ("close", "hang"):
+            self._cut = True
+            sink._attempt()
+            if mode == "close":
+                transport.abort()
+            else:
+                sink._hold(transport)
+            return
+        super().connection_made(transport)
+
+    def data_received(self, data):
+        if not self._cut:
+            super().data_received(data)
+
+    def eof_received(self):
+        if self._cut:
+            return False
+        return super().eof_received()
+
+    def connection_lost(self, error):
+        if not self._cut:
+            super().connection_lost(error)
+
+
 class _Controller(Controller):
     """aiosmtpd's Controller, bound to port 0 (the kernel picks a free
     port, no race) and told the port it got."""
+
+    def factory(self):
+        return _SMTP(self.handler, **self.SMTP_kwargs)
 
     def _create_server(self):
         coro = self.loop.create_server(self._factory_invoker,
@@ -237,6 +284,9 @@ class SmtpSink:
         self._refused = []
         self._auth_attempts = []
         self._scripts = {}
+        self._failure = None
+        self._attempts = 0
+        self._held = []
         kwargs = dict(hostname=host, port=0, server_hostname="sink.test",
                       data_size_limit=data_size_limit,
                       auth_require_tls=False,
@@ -267,6 +317,7 @@ class SmtpSink:
 
     def stop(self):
         if self._running:
+            self.failing(None)
             self._controller.stop()
             self._running = False
 
@@ -307,8 +358,42 @@ class SmtpSink:
         with self._lock:
             self._scripts[rcpt.lower()] = (norm, then)
 
+    def failing(self, mode=None):
+        """From now on fail every message, whatever its recipient's
+        script says: "tempfail" (451 4.3.0 to every RCPT TO), "close"
+        (each connection closed as soon as it is accepted, before the
+        greeting), "hang" (accepted and never greeted, until the mode
+        changes or the sink stops); None: as scripted again."""
+        if mode not in (None, "tempfail", "close", "hang"):
+            raise ValueError("bad failure mode %r" % (mode,))
+        with self._lock:
+            self._failure = mode
+            held, self._held = self._held, []
+        if mode != "hang":
+            for t in held:
+                self._controller.loop.call_soon_threadsafe(t.abort)
+
+    @property
+    def attempts(self):
+        """The tries of a message it saw: every RCPT TO (accepted or
+        refused) and every connection cut short by failing("close") or
+        ("hang")."""
+        with self._lock:
+            return self._attempts
+
+    def _attempt(self):
+        with self._cond:
+            self._attempts += 1
+            self._cond.notify_all()
+
+    def _hold(self, transport):
+        with self._lock:
+            self._held.append(transport)
+
     def _next_step(self, address):
         with self._lock:
+            if self._failure == "tempfail":
+                return REPLIES["tempfail"]
             entry = self._scripts.get(address.lower())
             if entry is None:
                 return ("ok",)
@@ -351,11 +436,13 @@ class SmtpSink:
             return list(self._messages)
 
     def reset(self):
+        self.failing(None)
         with self._lock:
             self._messages.clear()
             self._refused.clear()
             self._auth_attempts.clear()
             self._scripts.clear()
+            self._attempts = 0
 
     def _accept(self, rec):
         with self._cond:

@@ -22,6 +22,18 @@ the test scripted another outcome for its recipient:
                                      ("500",), ("503",), ("drop",),
                                      ("delay", 1.5)])
 
+or, for every request whatever its recipient, fail as a provider that
+cannot take messages now (or at all) until told otherwise:
+
+    server.failing("close")         # each connection closed at accept
+    server.failing("hang")          # read, never answered
+    server.failing("503", retry_after=5)    # or "500", "429", "400"
+    server.failing(None)            # as scripted again
+    server.attempts                 # requests and closed connections
+
+A port that nothing listens on (connections refused) is
+doubles/ports.py's RefusedPort.
+
 Usage:
 
     with Standin() as server:
