@@ -324,47 +324,56 @@ put_encoded(struct buf *b, const char *v)
 }
 
 /*
- * The query's parameters, each once: name -> value; NULL with *r the
- * 400 naming what is wrong.
+ * The query's parameters, each once: name -> value, decoded.  A pair
+ * that does not decode (a bad escape, a NUL, bytes not UTF-8) or a name
+ * given twice goes to p, under its name when the name itself decodes.
+ * NULL out of memory.
  */
 static json_t *
 query_params(struct ctx *ctx, struct problem *p)
 {
-	const char	*q, *amp, *eq;
-	json_t		*params, *one, *seen;
-	const char	*key;
-	json_t		*val;
+	const char	*q, *amp, *eq, *key;
+	json_t		*params, *one, *val;
 	size_t		 len;
 
 	if ((q = cgi_env(ctx->req->envp, "QUERY_STRING")) == NULL)
 		q = "";
-	if ((params = receipt_form_parse(q, strlen(q))) == NULL) {
-		problem_add(p, "", "must be name=value pairs joined by '&', "
-		    "percent-encoded UTF-8");
+	if ((params = json_object()) == NULL)
 		return NULL;
-	}
-	/* A name given twice says two things: which is meant? */
-	if ((seen = json_object()) == NULL) {
-		json_decref(params);
-		return NULL;
-	}
 	for (; *q != '\0'; q = *amp ? amp + 1 : amp) {
 		amp = q + strcspn(q, "&");
-		eq = memchr(q, '=', (size_t)(amp - q));
-		len = (size_t)((eq ? eq : amp) - q);
-		if (len == 0)
+		if (amp == q)
 			continue;
-		if ((one = receipt_form_parse(q, len)) == NULL)
+		if ((one = receipt_form_parse(q, (size_t)(amp - q))) == NULL) {
+			/* Its name alone, to say which. */
+			eq = memchr(q, '=', (size_t)(amp - q));
+			len = (size_t)((eq ? eq : amp) - q);
+			if ((one = receipt_form_parse(q, len)) != NULL &&
+			    json_object_size(one) == 1) {
+				json_object_foreach(one, key, val)
+					if (json_object_get(p->errors, key) ==
+					    NULL)
+						problem_add(p, key, "must be "
+						    "percent-encoded UTF-8, "
+						    "with no NUL");
+			} else if (json_object_get(p->errors, "") == NULL)
+				problem_add(p, "", "must be name=value pairs "
+				    "joined by '&', percent-encoded UTF-8");
+			json_decref(one);
 			continue;
+		}
 		json_object_foreach(one, key, val) {
-			if (json_object_get(seen, key) != NULL &&
-			    !json_object_get(p->errors, key))
-				problem_add(p, key, "is given more than once");
-			json_object_set(seen, key, json_true());
+			/* A name given twice says two things: which? */
+			if (json_object_get(params, key) != NULL) {
+				if (json_object_get(p->errors, key) == NULL)
+					problem_add(p, key, "is given more "
+					    "than once");
+				continue;
+			}
+			json_object_set(params, key, val);
 		}
 		json_decref(one);
 	}
-	json_decref(seen);
 	return params;
 }
 

@@ -21,9 +21,10 @@ import urllib.parse
 
 import pytest
 
-from conftest import (CGI_DIR, PROBLEM_PREFIX, RECIPIENT, assert_problem,
-                      assert_unauthorized, in_future, parse_time, rfc3339,
-                      utcnow)
+from conftest import (CGI_DIR, FRONT, PROBLEM_PREFIX, RECIPIENT,
+                      assert_problem, assert_unauthorized, in_future,
+                      parse_time, rfc3339, utcnow)
+from harness.env import ROUTES
 from delivery_support import (daemons, new_id, queue_sms,  # noqa: F401
                               wait_until)
 from doubles.standin import Standin
@@ -712,6 +713,10 @@ def _fault_cgi(srv, prog, path, body, fault, key=None):
     itself (SIGKILL) at its fault-th fault point."""
     exe = CGI_DIR.parent / "tests" / "fault" / prog
     assert exe.is_file(), f"{exe}: the fault build is missing (make check-build)"
+    # The path as the server will route the retry: busybox httpd serves
+    # /cgi-bin/PROGRAM only, and an Idempotency-Key is the route's.
+    if FRONT == "busybox":
+        path = "/cgi-bin/" + ROUTES[path]
     data = json.dumps(body).encode()
     env = {"PATH": "/usr/bin:/bin", "MSGSPOOL_CONFIG": str(srv.inst.conf),
            "GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
