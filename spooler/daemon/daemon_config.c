@@ -301,14 +301,18 @@ open_sessions(struct daemon *d)
 	size_t			 i;
 	int			 c;
 
-	for (i = 0; !d->once && (sec = config_section(d->cfg, i)) != NULL;
-	    i++)
+	const struct route_conf	*rc;
+
+	/* Every route's, its channel's own section's or [route.NAME]'s. */
+	for (i = 0; !d->once && (rc = route_at(d->rtable, i)) != NULL; i++) {
+		sec = rc->section;
 		if ((name = config_get(d->cfg, sec, "provider")) != NULL &&
 		    (p = provider_find(name)) != NULL && p->run != NULL &&
-		    (c = channel_of_section(sec)) != -1 &&
+		    (c = channel_of_section(rc->channel)) != -1 &&
 		    route_get(d, sec, channel_info((enum channel)c)->name, err,
 		    sizeof(err)) == NULL)
 			log_err("config: %s", err);
+	}
 }
 
 /*
