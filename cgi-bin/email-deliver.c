@@ -410,7 +410,7 @@ email_deliver(struct ctx *ctx)
 	memset(&e, 0, sizeof(e));
 	if ((e.notices = json_array()) == NULL)
 		return NULL;
-	if (batch_init(&b, ctx->spool, 1, "messageId") == -1) {
+	if (batch_init(&b, ctx->spool, ctx->routes, 1, "messageId") == -1) {
 		json_decref(e.notices);
 		return NULL;
 	}

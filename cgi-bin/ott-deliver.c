@@ -1,8 +1,10 @@
 /*
  * ott-deliver: POST /ott/v1/deliver, {"payload":[OTT message…]}
  * (conf/openapi.yaml).  200 with one result per entry in
- * input order; an entry with a bad template, an unrouted channelType or
- * malformed data fails alone.
+ * input order; an entry with a bad template, malformed data or a
+ * recipient no route of its channelType takes (msgspool.conf(5), Routes:
+ * an [ott.N] section or a [route.NAME] with channel = ott.N; batch.h
+ * refuses it, "no-route: ...") fails alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +107,7 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 {
 	const struct tmpl	*t;
 	json_t			*errors, *params, *msg;
-	char			 section[32], missing[256], *line, *body;
+	char			 missing[256], *line, *body;
 	json_int_t		 type;
 	size_t			 blen;
 
@@ -134,12 +136,6 @@ prepare_one(struct ctx *ctx, struct cache *c, const json_t *entry, char *id,
 		return err;
 	}
 	type = json_integer_value(json_object_get(entry, "channelType"));
-	if (channel_numbered_section(CHANNEL_OTT, (long long)type, section,
-	    sizeof(section)) == NULL || !config_has_section(ctx->cfg, section)) {
-		snprintf(err, errlen, "routing failure: channelType %lld is "
-		    "not configured", (long long)type);
-		return err;
-	}
 	body = tmpl_merge(t->body, t->body_len, params, 0, &blen, missing,
 	    sizeof(missing));
 	if (body == NULL) {
@@ -189,7 +185,7 @@ ott_deliver(struct ctx *ctx)
 		return problem_response(p);
 	problem_free(p);
 	list = json_object_get(ctx->body, "payload");
-	if (batch_init(&b, ctx->spool, json_array_size(list),
+	if (batch_init(&b, ctx->spool, ctx->routes, json_array_size(list),
 	    "messageId") == -1)
 		return NULL;
 	json_array_foreach(list, i, entry) {

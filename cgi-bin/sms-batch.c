@@ -69,7 +69,8 @@ sms_batch(struct ctx *ctx)
 		return problem_response(p);
 	problem_free(p);
 	list = json_object_get(ctx->body, "messages");
-	if (batch_init(&b, ctx->spool, json_array_size(list), "smsId") == -1)
+	if (batch_init(&b, ctx->spool, ctx->routes, json_array_size(list),
+	    "smsId") == -1)
 		return NULL;
 	json_array_foreach(list, i, entry) {
 		if (add_one(ctx, entry, &b) == -1) {

@@ -1,7 +1,8 @@
 /*
  * sms-deliver: POST /sms/v1/deliver, one SMS (conf/openapi.yaml).
- * 202 Queued, or 200 Scheduled when sendAt is in the future; 422 when
- * the client suppressed the recipient.
+ * 202 Queued, or 200 Scheduled when sendAt is in the future; 400
+ * no-route when no route takes the recipient (msgspool.conf(5), Routes),
+ * 422 when the client suppressed it.
  */
 #include <unistd.h>
 
@@ -37,8 +38,8 @@ sms_deliver(struct ctx *ctx)
 	json_decref(errors);
 	if (doc == NULL)
 		return response_error(503, "the spool cannot take messages now");
-	/* A suppressed recipient: 422, nothing queued. */
-	if (batch_queue_one(ctx->spool, doc, dest, &r) == -1) {
+	/* No route: 400; a suppressed recipient: 422; nothing queued. */
+	if (batch_queue_one(ctx->spool, ctx->routes, doc, dest, &r) == -1) {
 		json_decref(doc);
 		return r;
 	}

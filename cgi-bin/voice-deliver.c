@@ -176,8 +176,8 @@ campaign(struct ctx *ctx, json_t *base)
 	recipients = json_object_get(ctx->body, "recipients");
 	if (ulid_new(cid) == -1)
 		return response_error(503, "the spool cannot take messages now");
-	if (batch_init(&b, ctx->spool, json_array_size(recipients),
-	    "callId") == -1)
+	if (batch_init(&b, ctx->spool, ctx->routes,
+	    json_array_size(recipients), "callId") == -1)
 		return NULL;
 	json_object_set_new(base, "campaignId", json_string(cid));
 	json_object_set(base, "campaignName",
@@ -265,8 +265,8 @@ voice_deliver(struct ctx *ctx)
 	json_decref(base);
 	if (doc == NULL)
 		return response_error(503, "the spool cannot take messages now");
-	/* A suppressed recipient: 422, nothing queued. */
-	rc = batch_queue_one(ctx->spool, doc, SPOOL_NEW, &r);
+	/* No route: 400; a suppressed recipient: 422; nothing queued. */
+	rc = batch_queue_one(ctx->spool, ctx->routes, doc, SPOOL_NEW, &r);
 	json_decref(doc);
 	if (rc == -1)
 		return r;

@@ -1,14 +1,17 @@
 /*
  * batch.c: several messages of one request, committed together, and the
- * one message of a one-message route; a recipient its client suppressed
- * refused either way (msgspool-spool(5), Suppressions).
+ * one message of a one-message route; a message no route takes
+ * (msgspool.conf(5), Routes) and a recipient its client suppressed
+ * (msgspool-spool(5), Suppressions) refused either way.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/channel.h"
 #include "base/log.h"
+#include "content/route.h"
 #include "http/batch.h"
 #include "http/http.h"
 #include "http/problem.h"
@@ -19,10 +22,11 @@
 			"now; retry this entry"
 
 int
-batch_init(struct batch *b, struct spool *spool, size_t n,
-    const char *idkey)
+batch_init(struct batch *b, struct spool *spool,
+    const struct route_table *routes, size_t n, const char *idkey)
 {
 	b->spool = spool;
+	b->routes = routes;
 	b->unchecked = 0;
 	b->docs.items = NULL;
 	b->docs.n = b->docs.cap = 0;
@@ -49,17 +53,92 @@ entry_error(json_t *res, const char *idkey, const char *why)
 }
 
 /*
- * Why doc may not be queued, into buf: its recipient is suppressed, or
- * its list cannot be read (*unread set); NULL when it may.
+ * What routes of chsec take, after "routes of X take " in the reason of
+ * a message none takes: their prefixes as a client writes them ("+49"
+ * for sms and voice, whose numbers have a "+"; "49" for ott; "@domain"
+ * for email), as many as fit in buf.
+ */
+static void
+prefixes_of(const struct route_table *t, const char *chsec, char *buf,
+    size_t len)
+{
+	const struct route_conf	*r;
+	const char		*plus;
+	size_t			 i, k, used = 0;
+	int			 n;
+
+	plus = strcmp(chsec, "sms") == 0 || strcmp(chsec, "voice") == 0 ?
+	    "+" : "";
+	buf[0] = '\0';
+	for (i = 0; (r = route_at(t, i)) != NULL; i++) {
+		if (strcmp(r->channel, chsec) != 0)
+			continue;
+		for (k = 0; k < r->nprefixes; k++) {
+			n = snprintf(buf + used, len - used, "%s%s%s",
+			    used ? ", " : "", r->prefixes[k][0] == '@' ? "" :
+			    plus, r->prefixes[k]);
+			/* The rest does not fit: say there is more. */
+			if (n < 0 || (size_t)n + 6 >= len - used) {
+				snprintf(buf + used, len - used, "%s...",
+				    used ? ", " : "");
+				return;
+			}
+			used += (size_t)n;
+		}
+	}
+}
+
+const char *
+batch_noroute(const struct route_table *t, const json_t *doc, char *buf,
+    size_t len)
+{
+	const struct route_conf	*r;
+	const char		*chsec, *dot;
+	char			 sec[32], took[160];
+	size_t			 i;
+
+	if (t == NULL || (chsec = channel_section(doc, sec, sizeof(sec))) ==
+	    NULL || route_pick(t, chsec, msgdoc_recipient(doc)) != NULL)
+		return NULL;
+	dot = strchr(chsec, '.');
+	for (i = 0; (r = route_at(t, i)) != NULL; i++)
+		if (strcmp(r->channel, chsec) == 0)
+			break;
+	/* No section routes the channel: an [ott.N] nobody configured. */
+	if (r == NULL) {
+		if (dot != NULL)
+			snprintf(buf, len, "channelType %s is not configured",
+			    dot + 1);
+		else
+			snprintf(buf, len, "%s is not configured", chsec);
+		return buf;
+	}
+	/* Every route of it has prefixes, and none is the recipient's. */
+	prefixes_of(t, chsec, took, sizeof(took));
+	snprintf(buf, len, "no route takes this recipient (routes of %s%s "
+	    "take %s)", dot != NULL ? "channelType " : "", dot != NULL ?
+	    dot + 1 : chsec, took);
+	return buf;
+}
+
+/*
+ * Why doc may not be queued, into buf: no route takes it, its recipient
+ * is suppressed, or its list cannot be read (*unread set); NULL when it
+ * may.
  */
 static const char *
-refused(struct spool *s, const json_t *doc, char *buf, size_t len,
-    int *unread)
+refused(struct spool *s, const struct route_table *t, const json_t *doc,
+    char *buf, size_t len, int *unread)
 {
 	json_t	*sup;
-	char	 why[64];
+	char	 why[64], nr[256];
 
 	*unread = 0;
+	/* No route: before the spool is read at all. */
+	if (batch_noroute(t, doc, nr, sizeof(nr)) != NULL) {
+		snprintf(buf, len, "%s: %s", BATCH_NO_ROUTE, nr);
+		return buf;
+	}
 	if ((sup = suppress_doc(s, doc)) != NULL) {
 		snprintf(buf, len, "recipient: %s", suppress_why(sup, why,
 		    sizeof(why)));
@@ -80,7 +159,7 @@ batch_add(struct batch *b, json_t *reply, json_t *doc, enum spool_dir dest)
 {
 	ssize_t		*v, slot = -1;
 	const char	*why;
-	char		 buf[128];
+	char		 buf[320];
 	int		 unread;
 
 	if (reply == NULL) {
@@ -88,8 +167,8 @@ batch_add(struct batch *b, json_t *reply, json_t *doc, enum spool_dir dest)
 		return -1;
 	}
 	/* Refused before anything is written. */
-	if (doc != NULL && (why = refused(b->spool, doc, buf, sizeof(buf),
-	    &unread)) != NULL) {
+	if (doc != NULL && (why = refused(b->spool, b->routes, doc, buf,
+	    sizeof(buf), &unread)) != NULL) {
 		b->unchecked += unread;
 		entry_error(reply, b->idkey, why);
 		json_decref(doc);
@@ -154,15 +233,23 @@ batch_commit(struct batch *b)
 }
 
 int
-batch_queue_one(struct spool *s, const json_t *doc, enum spool_dir dest,
-    struct response **r)
+batch_queue_one(struct spool *s, const struct route_table *routes,
+    const json_t *doc, enum spool_dir dest, struct response **r)
 {
 	struct problem	*p;
 	enum msg_status	 st;
 	json_t		*sup;
-	char		 why[64];
+	char		 why[64], nr[256];
 
 	*r = NULL;
+	/* Like an unconfigured channel: the request's fault, a 400. */
+	if (batch_noroute(routes, doc, nr, sizeof(nr)) != NULL) {
+		if ((p = problem_new(400, BATCH_NO_ROUTE, "no route takes "
+		    "the recipient: nothing is sent to it")) != NULL)
+			problem_add(p, "recipient", "%s", nr);
+		*r = problem_response(p);
+		return -1;
+	}
 	if ((sup = suppress_doc(s, doc)) != NULL) {
 		suppress_why(sup, why, sizeof(why));
 		json_decref(sup);

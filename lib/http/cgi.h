@@ -18,6 +18,7 @@
 
 struct spool;
 struct cgi_io;
+struct route_table;
 
 /*
  * A request that has not been answered in this time is killed (SIGALRM):
@@ -53,6 +54,13 @@ struct ctx {
 	const struct limits	*limits;	/* NULL: see above */
 	const struct client	*client;	/* NULL when no key needed */
 	struct spool		*spool;		/* NULL unless needs_spool */
+	/*
+	 * The config's routes (content/route.h) on a route that queues
+	 * (messages set), else NULL: batch.h refuses by them a message no
+	 * route takes.  A config whose routes are wrong is a 500 before the
+	 * handler runs.
+	 */
+	struct route_table	*routes;
 	char			*templates;	/* templates root */
 	json_t			*body;		/* parsed JSON or NULL */
 };

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "content/keys.h"
+#include "content/route.h"
 #include "http/cgi.h"
 #include "http/idem.h"
 #include "http/problem.h"
@@ -453,6 +454,17 @@ dispatch(const struct endpoint *ep, struct request *req,
 			goto done;
 		}
 	}
+	/*
+	 * The routes a message may take (msgspool.conf(5), Routes), once
+	 * for the request's messages: a config msgspoold would refuse at
+	 * start is ours to fix, not the client's.
+	 */
+	if (ep->messages != NULL && (ctx.routes = route_table_new(cfg, err,
+	    sizeof(err))) == NULL) {
+		log_err("config: %s", err);
+		r = response_error(500, "the service is misconfigured");
+		goto done;
+	}
 	/* A key: the kept reply, 409 or 422, or on with the key held. */
 	if ((ep->messages != NULL || ep->idempotent) && ctx.client != NULL &&
 	    (r = idem_check(req, &ctx, &idem)) != NULL)
@@ -478,6 +490,7 @@ done:
 	}
 	idem_free(idem);
 	json_decref(ctx.body);
+	route_table_free(ctx.routes);
 	spool_free(ctx.spool);
 	free(ctx.templates);
 	free(root);
