@@ -601,6 +601,7 @@ FAILOVER_ROWS = {
     "reset": "first route refusing: each connection reset at once",
     "silent": "first route timing out: it accepts, never answers",
 }
+FAILOVER_NAMES = {"reset": "refusing", "silent": "timing out"}
 # The least share of the fallback alone's msg/s each row should keep.
 FAILOVER_TARGET = {"reset": 0.9, "silent": 0.8}
 
@@ -634,13 +635,15 @@ def failover_lines(fo):
              "%d alternating rounds, each run on a spool of its own; msg/s is what "
              "was sent over the seconds, the medians. The first route's attempts "
              "are the connections it saw; the bound is `breaker` in each "
-             "`breaker-time` a run lasted." % (
+             "`breaker-time` a run lasted. msgspoold's CPU time (user and system, "
+             "the median) is a diagnostic: what the row's work costs, which the "
+             "machine's other load changes less than the seconds." % (
                  thousands(fo["n"]), fo["breaker"], fo["breaker_time"],
                  fo["timeout"], fo["rounds"]), "",
              "| Row | sent (every round) | seconds | msg/s | vs alone | target "
              "| attempts at the first route (every round; bound) "
-             "| requests at the fallback | every round, msg/s |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| requests at the fallback | msgspoold CPU s | every round, msg/s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for mode, rs in runs.items():
         if not rs:
             continue
@@ -654,10 +657,11 @@ def failover_lines(fo):
             att = "%s; ≤ %d: %s" % (
                 ", ".join(thousands(x["attempts"]) for x in rs), max(bounds),
                 verdict(whole and all(x["attempts"] <= b for x, b in zip(rs, bounds))))
-        lines.append("| %s | %s of %s | %.2f | **%.0f** | %.2f | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s of %s | %.2f | **%.0f** | %.2f | %s | %s | %s | %.2f | %s |" % (
             FAILOVER_ROWS[mode], ", ".join(thousands(x["sent"]) for x in rs),
             thousands(fo["n"]), median([x["seconds"] for x in rs]), med[mode], ratio,
             tgt, att, ", ".join(thousands(x["spare_requests"]) for x in rs),
+            median([x.get("cpu_s", 0) for x in rs]),
             ", ".join("%.0f" % x["msgs_per_s"] for x in rs)))
         # What went wrong, each different thing once.
         notes = []
@@ -677,8 +681,16 @@ def failover_lines(fo):
             if note not in notes:
                 notes.append(note)
         for note in notes:
-            lines.append("|  ↳ %s | | | | | | | | |" % note)
+            lines.append("|  ↳ %s | | | | | | | | | |" % note)
     lines.append("")
+    alone = [x["msgs_per_s"] for x in runs.get("alone", [])]
+    by_round = ["%s %s" % (FAILOVER_NAMES[mode], ", ".join(
+        "%.2f" % (x["msgs_per_s"] / a) if a else "-" for x, a in zip(rs, alone)))
+        for mode, rs in runs.items() if mode != "alone" and rs]
+    if alone and by_round:
+        lines += ["Round by round, each row over the fallback alone of its round "
+                  "(neighbours sharing the machine's load): %s." % "; ".join(by_round),
+                  ""]
     for mode, rs in runs.items():
         if mode == "alone" or not rs:
             continue
@@ -686,7 +698,7 @@ def failover_lines(fo):
         times = x["attempt_s"] or []
         lines += ["%s, in the last round: sent by route %s; %s events name the "
                   "first route; %s; its status file (`msgspool status`) %s." % (
-                      "Refusing" if mode == "reset" else "Timing out",
+                      FAILOVER_NAMES[mode].capitalize(),
                       ", ".join("%s %s" % (k, thousands(v)) for k, v in
                                 sorted(x["routes"].items())) or "none",
                       thousands(x["events_first"]),

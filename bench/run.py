@@ -18,6 +18,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -1395,14 +1396,14 @@ def failover_conf(mode, first, spare):
 
 
 def failover_spool(inst, first):
-    """What msgspoold left in inst's spool: the files of each state, the
-    messages of sent/ by the route they went by, the events that name
-    the route first (each attempt on it), and first's status file (None
-    when it wrote none)."""
+    """What msgspoold left in inst's spool: the files of each state; with
+    first (the name of a route), the messages of sent/ by the route they
+    went by, the events that name first (each attempt on it), and its
+    status file (None when it wrote none)."""
     out = {"states": {st: inst.count(st) for st in ("new", "cur", "deferred",
                                                      "sent", "failed")},
-           "routes": {}, "events_first": 0}
-    for st in ("sent", "deferred", "failed"):
+           "routes": {}, "events_first": 0, "status": None}
+    for st in ("sent", "deferred", "failed") if first else ():
         for e in os.scandir(inst.spool / st):
             try:
                 doc = json.loads(Path(e.path).read_text())
@@ -1414,10 +1415,11 @@ def failover_spool(inst, first):
             out["events_first"] += sum(1 for ev in doc.get("events") or []
                                        if ev.get("route") == first)
     try:
-        out["status"] = json.loads(
-            (inst.spool / "status" / ("route-%s.json" % first)).read_text())
+        if first:
+            out["status"] = json.loads(
+                (inst.spool / "status" / ("route-%s.json" % first)).read_text())
     except (OSError, ValueError):
-        out["status"] = None
+        pass
     return out
 
 
@@ -1433,6 +1435,8 @@ def failover_run(work, mode, rnd, n):
                         failover_conf(mode, dead.url("/") if dead else None,
                                       spare.url()))
         inst.queue_sms(n)
+        # msgspoold's CPU time: the only child waited for meanwhile.
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.time()
         with open(inst.base / "msgspoold.log", "wb") as log:
             p = subprocess.Popen([str(BUILD / "spooler" / "msgspoold"), "-c",
@@ -1444,15 +1448,17 @@ def failover_run(work, mode, rnd, n):
                 p.kill()
                 rc, timed_out = p.wait(), True
         dt = time.time() - t0
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
         spare.stop()
         if dead:
             dead.stop()
-    got = failover_spool(inst, "sms")
+    got = failover_spool(inst, "sms" if dead else None)
     sent = got["states"]["sent"]
     log = (inst.base / "msgspoold.log").read_text(errors="replace").strip()
     return dict(got, mode=mode, n=n, sent=sent, seconds=dt,
                 msgs_per_s=sent / dt if dt else 0, rc=rc, timed_out=timed_out,
+                cpu_s=ru.ru_utime + ru.ru_stime - ru0.ru_utime - ru0.ru_stime,
                 spare_requests=spare.requests, spare_connections=spare.connections,
                 max_in_flight=spare.max_in_flight,
                 attempts=dead.connections if dead else None,
