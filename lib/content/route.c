@@ -194,8 +194,9 @@ circles(const struct route_table *t, const struct route_conf *start,
 	const struct route_conf	*f;
 	size_t			 i;
 
+	/* A circle that start only leads into: found from its own routes. */
 	if (depth > t->n)
-		return 1;
+		return 0;
 	for (i = 0; i < r->nfallback; i++) {
 		if ((f = route_find(t, r->fallback[i])) == NULL)
 			continue;

@@ -135,6 +135,10 @@ test_errors(void **state)
 	} cases[] = {
 		{ "[sms]\nfallback = nope\n",
 		    "[sms] fallback: no route 'nope'" },
+		{ "[sms]\nfallback = a\n[route.a]\nchannel = sms\n"
+		    "fallback = b\n[route.b]\nchannel = sms\nfallback = a\n",
+		    "[route.a] fallback: a circle (its fallbacks lead back to "
+		    "it)" },
 		{ "[sms]\nfallback = sms\n",
 		    "[sms] fallback: a route is not its own fallback" },
 		{ "[sms]\nfallback = a\n[route.a]\nchannel = sms\n"
