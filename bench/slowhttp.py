@@ -63,6 +63,15 @@ class SlowHTTP:
         self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()
+        # Every connection's task ended while the loop runs, not left
+        # pending for the collector to end on a closed loop (each one
+        # printed "Event loop is closed" at exit).
+        self._server.close()
+        tasks = asyncio.all_tasks(self._loop)
+        for t in tasks:
+            t.cancel()
+        self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        self._loop.close()
 
     def start(self):
         self._thread = threading.Thread(target=self._run, daemon=True)
