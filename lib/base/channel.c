@@ -44,6 +44,10 @@ channel_scope_name(unsigned scope)
 	for (c = 0; c < CHANNEL__MAX; c++)
 		if (channels[c].scope == scope)
 			return channels[c].name;
+	if (scope == SCOPE_METRICS)
+		return "metrics";
+	if (scope == SCOPE_ADMIN)
+		return "admin";
 	return "?";
 }
 

@@ -11,13 +11,20 @@
 #include <stddef.h>
 #include <jansson.h>
 
-/* What a key may do: the channels' bits (keys.h). */
+/*
+ * What a key may do (keys.h): the channels' bits, SCOPE_ALL ("*") being
+ * every channel; and two that are no channel, granted only by name:
+ * "metrics" (GET /metrics) and "admin" (acting for another client,
+ * client=ID).  See msgspool.conf(5), KEYS FILE.
+ */
 enum scope {
 	SCOPE_SMS = 1 << 0,
 	SCOPE_OTT = 1 << 1,
 	SCOPE_EMAIL = 1 << 2,
 	SCOPE_VOICE = 1 << 3,
-	SCOPE_ALL = (1 << 4) - 1
+	SCOPE_ALL = (1 << 4) - 1,
+	SCOPE_METRICS = 1 << 4,
+	SCOPE_ADMIN = 1 << 5
 };
 
 enum channel {
@@ -41,7 +48,10 @@ const struct channel_info *channel_info(enum channel);
 /* The channel of a name ("sms"); -1 when there is none. */
 int		 channel_parse(const char *name);
 
-/* The name of a single scope bit ("sms"), "?" when it is not one. */
+/*
+ * The name of a single scope bit ("sms", "metrics", "admin"), "?" when
+ * it is not one.
+ */
 const char	*channel_scope_name(unsigned scope);
 
 /*

@@ -54,13 +54,20 @@ keys_scopes_parse(const char *s, unsigned *out)
 	for (;;) {
 		end = strchr(s, ',');
 		len = end ? (size_t)(end - s) : strlen(s);
-		/* A channel's name, or "*" for every channel. */
+		/*
+		 * A channel's name, "*" for every channel, or "metrics" or
+		 * "admin", which "*" does not grant.
+		 */
 		bit = len == 1 && *s == '*' ? SCOPE_ALL : 0;
 		for (c = 0; bit == 0 && c < CHANNEL__MAX; c++) {
 			name = channel_info((enum channel)c)->name;
 			if (strlen(name) == len && strncmp(name, s, len) == 0)
 				bit = channel_info((enum channel)c)->scope;
 		}
+		if (bit == 0 && len == 7 && strncmp(s, "metrics", 7) == 0)
+			bit = SCOPE_METRICS;
+		if (bit == 0 && len == 5 && strncmp(s, "admin", 5) == 0)
+			bit = SCOPE_ADMIN;
 		if (bit == 0)
 			return -1;
 		bits |= bit;
@@ -412,7 +419,7 @@ keys_add(const char *path, const char *client, const char *scopes,
 	}
 	if (keys_scopes_parse(scopes, &bits) == -1) {
 		util_seterr(err, errlen, "bad scopes '%s': use a comma-separated "
-		    "list of sms, ott, email, voice, or *", scopes);
+		    "list of sms, ott, email, voice, *, metrics, admin", scopes);
 		return -1;
 	}
 	if (keyoutlen < sizeof(key)) {

@@ -37,6 +37,14 @@ test_table(void **state)
 	assert_int_equal(channel_parse("fax"), -1);
 	assert_int_equal(channel_parse(NULL), -1);
 	assert_string_equal(channel_scope_name(SCOPE_ALL), "?");
+	/* The two scopes that are no channel's, outside SCOPE_ALL. */
+	assert_string_equal(channel_scope_name(SCOPE_METRICS), "metrics");
+	assert_string_equal(channel_scope_name(SCOPE_ADMIN), "admin");
+	assert_int_equal(SCOPE_METRICS & SCOPE_ALL, 0);
+	assert_int_equal(SCOPE_ADMIN & SCOPE_ALL, 0);
+	assert_int_equal(SCOPE_ADMIN & SCOPE_METRICS, 0);
+	assert_string_equal(channel_scope_name(SCOPE_ADMIN | SCOPE_METRICS),
+	    "?");
 	assert_string_equal(channel_info(CHANNEL_SMS)->idkey, "smsId");
 	assert_string_equal(channel_info(CHANNEL_VOICE)->idkey, "callId");
 }

@@ -358,6 +358,18 @@ test_scopes_parse(void **state)
 	assert_int_equal(keys_scopes_parse("sms,bogus", &s), -1);
 	assert_int_equal(keys_scopes_parse("smsx", &s), -1);
 	assert_int_equal(keys_scopes_parse("sm", &s), -1);
+	/* metrics and admin are no channels: "*" grants neither. */
+	assert_int_equal(keys_scopes_parse("admin", &s), 0);
+	assert_int_equal(s, SCOPE_ADMIN);
+	assert_int_equal(keys_scopes_parse("metrics", &s), 0);
+	assert_int_equal(s, SCOPE_METRICS);
+	assert_int_equal(keys_scopes_parse("*,admin,metrics", &s), 0);
+	assert_int_equal(s, SCOPE_ALL | SCOPE_ADMIN | SCOPE_METRICS);
+	assert_int_equal(keys_scopes_parse("*", &s), 0);
+	assert_int_equal(s & (SCOPE_ADMIN | SCOPE_METRICS), 0);
+	assert_int_equal(keys_scopes_parse("admins", &s), -1);
+	assert_int_equal(keys_scopes_parse("metric", &s), -1);
+	assert_int_equal(keys_scopes_parse("sms,", &s), -1);
 }
 
 static void
