@@ -78,7 +78,7 @@ LIBA		 = $(O)lib/libmsgspool.a
 
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments messages receipts \
-		   suppressions unsubscribe
+		   suppressions unsubscribe console
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,

@@ -11,6 +11,8 @@
 extern const struct endpoint ep_attachments;	/* /email/v1/attachments */
 /* /deliver and /email/v1/deliver */
 extern const struct endpoint ep_email_deliver;
+/* /console and /console/... */
+extern const struct endpoint ep_console;
 extern const struct endpoint ep_messages;	/* /messages/{id} */
 extern const struct endpoint ep_ott_deliver;	/* /ott/v1/deliver */
 extern const struct endpoint ep_ping;		/* /ping */

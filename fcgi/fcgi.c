@@ -42,12 +42,14 @@ static const struct route {
 	{ "/email/v1/attachments",	&ep_attachments },
 	{ "/suppressions",		&ep_suppressions },
 	{ "/messages",			&ep_messages },
+	{ "/console",			&ep_console },
 };
 
 static const struct route prefixes[] = {
 	{ "/messages/",			&ep_messages },
 	{ "/receipts/",			&ep_receipts },
 	{ "/unsubscribe/",		&ep_unsubscribe },
+	{ "/console/",			&ep_console },
 };
 
 const struct endpoint *

@@ -317,6 +317,7 @@ static const struct secret_kind {
 	{ "receipt-secret", SECRET_WHSEC },	/* http */
 	{ "webhook-secret", SECRET_WHSEC },	/* client.ID */
 	{ "unsubscribe-secret", SECRET_KEY },	/* top level */
+	{ "console-secret", SECRET_KEY },	/* top level */
 };
 
 unsigned char *

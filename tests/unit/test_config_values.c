@@ -344,6 +344,11 @@ test_secret_key_kind(void **state)
 	    "!\n", "unsubscribe-secret", NULL, "not the base64 of 24 bytes");
 	secret_is("[s]\nunsubscribe-secret =\n", "unsubscribe-secret", NULL,
 	    "unsubscribe-secret: empty");
+	/* console-secret: the same kind. */
+	snprintf(conf, sizeof(conf), "[s]\nconsole-secret = %s\n", word);
+	secret_is(conf, "console-secret", word, NULL);
+	snprintf(conf, sizeof(conf), "[s]\nconsole-secret = %.23s\n", word);
+	secret_is(conf, "console-secret", NULL, "shorter than 24 bytes");
 	/* The key: the decoded bytes of whsec_, else the bytes as they are. */
 	assert_non_null(k = config_secret_key(whsec, &len));
 	assert_int_equal(len, 24);

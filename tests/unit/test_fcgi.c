@@ -73,6 +73,11 @@ test_route_param(void **state)
 	assert_ptr_equal(fcgi_route("/unsubscribe/YWJj.ZGVm", &pi),
 	    &ep_unsubscribe);
 	assert_string_equal(pi, "/YWJj.ZGVm");
+	/* The console, and one page below it. */
+	assert_ptr_equal(fcgi_route("/console", &pi), &ep_console);
+	assert_null(pi);
+	assert_ptr_equal(fcgi_route("/console/sign-in", &pi), &ep_console);
+	assert_string_equal(pi, "/sign-in");
 }
 
 /* cgi_path of uri is want, and routes to ep. */
@@ -164,6 +169,8 @@ test_route_none(void **state)
 	assert_null(fcgi_route("/suppressions//x", &pi));
 	assert_null(fcgi_route("/unsubscribe/", &pi));
 	assert_null(fcgi_route("/unsubscribe/a/b", &pi));
+	assert_null(fcgi_route("/console/", &pi));
+	assert_null(fcgi_route("/consoles", &pi));
 	assert_null(fcgi_route("/cgi-bin/ping", &pi));
 }
 

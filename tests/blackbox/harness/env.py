@@ -66,6 +66,7 @@ ROUTES = {
     "/email/v1/attachments": "attachments",
     "/suppressions": "suppressions",
     "/messages": "messages",
+    "/console": "console",
 }
 # Routes with a parameter: a prefix and the program that serves it.
 PREFIX_ROUTES = {
@@ -73,6 +74,7 @@ PREFIX_ROUTES = {
     "/receipts/": "receipts",
     "/unsubscribe/": "unsubscribe",
     "/suppressions/": "suppressions",
+    "/console/": "console",
 }
 PROGRAMS = sorted(set(ROUTES.values()) | set(PREFIX_ROUTES.values()))
 

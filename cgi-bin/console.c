@@ -1,0 +1,531 @@
+/*
+ * console: GET /console and POST /console/sign-in, /console/sign-out,
+ * the operator console (README.md, Operator console; msgspool.conf(5),
+ * console-secret).  Off, 404, unless console-secret or
+ * console-secret-file gives a secret.
+ *
+ * An operator signs in with a key of the admin scope (msgspool.conf(5),
+ * KEYS FILE), posted by the sign-in form; the answer is a session
+ * cookie, msgspool_console=CLIENT.EXPIRY.HMAC, the hex HMAC-SHA256 of
+ * "msgspool-console:CLIENT.EXPIRY" keyed by the secret, good for 12
+ * hours.  No state is kept: a cookie that does not verify, or has
+ * expired, gets the sign-in form.  Every POST but the sign-in carries
+ * the field csrf, the hex HMAC-SHA256 of "msgspool-console-csrf:",
+ * the action's name, ":" and the cookie's value; one without it, or
+ * with another, is refused (403) and changes nothing.
+ *
+ * Pages are HTML drawn here: nothing loads from elsewhere, no script,
+ * one inline style (Content-Security-Policy), framed by no one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
+
+#include "base/buf.h"
+#include "base/channel.h"
+#include "base/log.h"
+#include "base/msgspool.h"
+#include "content/html.h"
+#include "content/keys.h"
+#include "endpoints.h"
+#include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/receipt.h"
+#include "spool/spool.h"
+
+#define COOKIE_NAME	"msgspool_console"
+#define SESSION_TTL	(12 * 3600)
+#define MAC_HEX		(SHA256_DIGEST_SIZE * 2)
+/* CLIENT "." EXPIRY "." MAC */
+#define COOKIE_MAX	(CLIENT_ID_MAX + 1 + 20 + 1 + MAC_HEX)
+
+#define CSP	"default-src 'none'; style-src 'unsafe-inline'; " \
+		"img-src 'self' data:; form-action 'self'; " \
+		"frame-ancestors 'none'"
+
+#define STYLE	"<style>body{font-family:sans-serif;margin:0 auto;" \
+		"max-width:60em;padding:0 1em}table{border-collapse:collapse}" \
+		"td,th{border-bottom:1px solid #ccc;padding:.2em .6em;" \
+		"text-align:left}nav form{display:inline}" \
+		".err{color:#a00}</style>\n"
+
+/* The state of one request: the key, the session. */
+struct console {
+	struct ctx	*ctx;
+	unsigned char	*key;
+	size_t		 keylen;
+	int		 signed_in;
+	char		 client[CLIENT_ID_MAX + 1];
+	char		 cookie[COOKIE_MAX + 1];	/* its value */
+};
+
+/* The hex HMAC-SHA256 of the concatenation of a, b and c under key. */
+static void
+mac_hex(const struct console *c, const char *a, const char *b,
+    const char *cc, char out[MAC_HEX + 1])
+{
+	struct hmac_sha256_ctx	 h;
+	uint8_t			 d[SHA256_DIGEST_SIZE];
+	size_t			 i;
+
+	hmac_sha256_set_key(&h, c->keylen, c->key);
+	hmac_sha256_update(&h, strlen(a), (const uint8_t *)a);
+	hmac_sha256_update(&h, strlen(b), (const uint8_t *)b);
+	hmac_sha256_update(&h, strlen(cc), (const uint8_t *)cc);
+	hmac_sha256_digest(&h, sizeof(d), d);
+	for (i = 0; i < sizeof(d); i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	explicit_bzero(&h, sizeof(h));
+}
+
+static int
+hex_equal(const char *a, const char *b)
+{
+	return strlen(a) == MAC_HEX && strlen(b) == MAC_HEX &&
+	    memeql_sec(a, b, MAC_HEX);
+}
+
+/* The CSRF token of an action of the session. */
+static void
+csrf_token(const struct console *c, const char *action,
+    char out[MAC_HEX + 1])
+{
+	char	purpose[64];
+
+	snprintf(purpose, sizeof(purpose), "msgspool-console-csrf:%s:",
+	    action);
+	mac_hex(c, purpose, c->cookie, "", out);
+}
+
+/*
+ * The session of the request's cookie: signed_in, client and cookie
+ * set when it verifies and has not expired.
+ */
+static void
+session(struct console *c)
+{
+	const char	*h, *p, *end;
+	char		 v[COOKIE_MAX + 1], *d1, *d2, *ep, mac[MAC_HEX + 1];
+	size_t		 len, nlen = strlen(COOKIE_NAME);
+	long long	 exp;
+
+	if ((h = cgi_env(c->ctx->req->envp, "HTTP_COOKIE")) == NULL)
+		return;
+	for (p = h; *p != '\0'; p = *end ? end + 1 : end) {
+		while (*p == ' ')
+			p++;
+		end = p + strcspn(p, ";");
+		if ((size_t)(end - p) <= nlen || strncmp(p, COOKIE_NAME,
+		    nlen) != 0 || p[nlen] != '=')
+			continue;
+		p += nlen + 1;
+		if ((len = (size_t)(end - p)) > COOKIE_MAX)
+			return;
+		memcpy(v, p, len);
+		v[len] = '\0';
+		if ((d2 = strrchr(v, '.')) == NULL)
+			return;
+		*d2 = '\0';
+		if ((d1 = strrchr(v, '.')) == NULL || d1 == v)
+			return;
+		*d1 = '\0';
+		errno = 0;
+		exp = strtoll(d1 + 1, &ep, 10);
+		if (errno != 0 || *ep != '\0' || ep == d1 + 1 ||
+		    exp < (long long)time(NULL) ||
+		    exp > (long long)time(NULL) + SESSION_TTL ||
+		    strlen(v) > CLIENT_ID_MAX)
+			return;
+		*d1 = '.';
+		mac_hex(c, "msgspool-console:", v, "", mac);
+		if (!hex_equal(mac, d2 + 1))
+			return;
+		*d1 = '\0';
+		snprintf(c->client, sizeof(c->client), "%s", v);
+		*d1 = '.';
+		*d2 = '.';
+		snprintf(c->cookie, sizeof(c->cookie), "%s", v);
+		c->signed_in = 1;
+		return;
+	}
+}
+
+/* The security headers of every page, and no cache. */
+static int
+page_headers(struct response *r)
+{
+	return response_header(r, "Cache-Control", "no-store") == -1 ||
+	    response_header(r, "Content-Security-Policy", CSP) == -1 ||
+	    response_header(r, "X-Frame-Options", "DENY") == -1 ||
+	    response_header(r, "X-Content-Type-Options", "nosniff") == -1 ||
+	    response_header(r, "Referrer-Policy", "no-referrer") == -1 ? -1 :
+	    0;
+}
+
+static void
+head(struct buf *b, const char *title)
+{
+	buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+	    "content=\"width=device-width, initial-scale=1\">\n"
+	    "<meta name=\"robots\" content=\"noindex, nofollow\">\n<title>");
+	buf_puts(b, title);
+	buf_puts(b, " - msgspool console</title>\n" STYLE "</head>\n<body>\n");
+}
+
+static void
+esc(struct buf *b, const char *s)
+{
+	html_escape(b, s, strlen(s));
+}
+
+/* b as a page of status; b is freed. */
+static struct response *
+finish(struct buf *b, int status)
+{
+	struct response	*r;
+
+	buf_puts(b, "</body>\n</html>\n");
+	if (b->failed) {
+		buf_free(b);
+		return response_error(500, "out of memory");
+	}
+	r = response_new(status, "text/html; charset=utf-8", b->p, b->len);
+	buf_free(b);
+	if (r != NULL && page_headers(r) == -1) {
+		response_free(r);
+		return response_error(500, "out of memory");
+	}
+	return r;
+}
+
+static struct response *
+sign_in_page(int status, const char *error)
+{
+	struct buf	b = { 0 };
+
+	head(&b, "Sign in");
+	buf_puts(&b, "<h1>msgspool console</h1>\n");
+	if (error != NULL) {
+		buf_puts(&b, "<p class=\"err\">");
+		esc(&b, error);
+		buf_puts(&b, "</p>\n");
+	}
+	buf_puts(&b, "<form method=\"post\" action=\"/console/sign-in\">\n"
+	    "<label>API key of the admin scope<br>\n<input type=\"password\" "
+	    "name=\"key\" autocomplete=\"current-password\" required>"
+	    "</label>\n<button type=\"submit\">Sign in</button>\n</form>\n");
+	return finish(&b, status);
+}
+
+/* A POST form of the session: its action, its token, a button. */
+static void
+post_button(struct buf *b, const struct console *c, const char *action,
+    const char *label)
+{
+	char	tok[MAC_HEX + 1];
+
+	csrf_token(c, action, tok);
+	buf_puts(b, "<form method=\"post\" action=\"/console/");
+	esc(b, action);
+	buf_puts(b, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
+	buf_puts(b, tok);
+	buf_puts(b, "\"><button type=\"submit\">");
+	esc(b, label);
+	buf_puts(b, "</button></form>");
+}
+
+static void
+nav(struct buf *b, const struct console *c)
+{
+	buf_puts(b, "<nav><a href=\"/console\">Overview</a> | signed in as "
+	    "<strong>");
+	esc(b, c->client);
+	buf_puts(b, "</strong> ");
+	post_button(b, c, "sign-out", "Sign out");
+	buf_puts(b, "</nav>\n");
+}
+
+/* The entries of dir (no dot files); -1 when it cannot be read. */
+static long
+count_dir(const char *root, const char *area)
+{
+	char		 path[4096];
+	DIR		*d;
+	struct dirent	*e;
+	long		 n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", root, area);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static struct response *
+overview(struct console *c)
+{
+	static const char *const states[] = { "tmp", "new", "deferred",
+	    "cur", "sent", "failed" };
+	struct buf	 b = { 0 };
+	struct statvfs	 sv;
+	char		*root, *path = NULL, line[256];
+	json_t		*st = NULL, *v;
+	size_t		 i;
+	long		 n;
+
+	if ((root = config_path(c->ctx->cfg, NULL, "spool", "spool")) ==
+	    NULL)
+		return response_error(500, "out of memory");
+	head(&b, "Overview");
+	nav(&b, c);
+	buf_puts(&b, "<h1>Overview</h1>\n<h2>Health</h2>\n<table>\n");
+	if (asprintf(&path, "%s/status/daemon.json", root) != -1)
+		st = json_load_file(path, 0, NULL);
+	free(path);
+	if (st != NULL && json_is_integer(v = json_object_get(st,
+	    "heartbeat"))) {
+		snprintf(line, sizeof(line), "<tr><th>msgspoold</th><td>"
+		    "heartbeat %lld s ago</td></tr>\n", (long long)time(NULL) -
+		    (long long)json_integer_value(v));
+		buf_puts(&b, line);
+	} else
+		buf_puts(&b, "<tr><th>msgspoold</th><td>no heartbeat"
+		    "</td></tr>\n");
+	if (st != NULL && json_is_string(v = json_object_get(st,
+	    "version"))) {
+		buf_puts(&b, "<tr><th>version</th><td>");
+		esc(&b, json_string_value(v));
+		buf_puts(&b, "</td></tr>\n");
+	}
+	json_decref(st);
+	if (statvfs(root, &sv) == 0) {
+		snprintf(line, sizeof(line), "<tr><th>spool free</th><td>"
+		    "%llu MiB</td></tr>\n", (unsigned long long)sv.f_bavail *
+		    sv.f_frsize / (1024 * 1024));
+		buf_puts(&b, line);
+	}
+	buf_puts(&b, "</table>\n<h2>Queue</h2>\n<table>\n<tr><th>state</th>"
+	    "<th>messages</th></tr>\n");
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		n = count_dir(root, states[i]);
+		snprintf(line, sizeof(line), "<tr><td>%s</td><td>%ld</td>"
+		    "</tr>\n", states[i], n < 0 ? 0 : n);
+		buf_puts(&b, line);
+	}
+	buf_puts(&b, "</table>\n");
+	free(root);
+	return finish(&b, 200);
+}
+
+static struct response *
+see_other(const char *cookie_header)
+{
+	struct response	*r;
+
+	r = response_new(303, "text/plain; charset=utf-8", "", 0);
+	if (r != NULL && (page_headers(r) == -1 ||
+	    response_header(r, "Location", "/console") == -1 ||
+	    (cookie_header != NULL && response_header(r, "Set-Cookie",
+	    cookie_header) == -1))) {
+		response_free(r);
+		return response_error(500, "out of memory");
+	}
+	return r;
+}
+
+static int
+https(const struct console *c)
+{
+	const char	*h = cgi_env(c->ctx->req->envp, "HTTPS");
+
+	return h != NULL && strcasecmp(h, "on") == 0;
+}
+
+/* The form of a POST; NULL with *r set when it is not one. */
+static json_t *
+form(const struct console *c, struct response **r)
+{
+	const struct request	*req = c->ctx->req;
+	const char		*ct = req->content_type;
+	json_t			*f;
+
+	*r = NULL;
+	if (ct == NULL || strncasecmp(ct,
+	    "application/x-www-form-urlencoded", 33) != 0 ||
+	    (ct[33] != '\0' && ct[33] != ';' && ct[33] != ' ')) {
+		*r = problem_response(problem_new(415,
+		    "unsupported-media-type", "Content-Type must be "
+		    "application/x-www-form-urlencoded"));
+		return NULL;
+	}
+	if ((f = receipt_form_parse(req->body != NULL ? req->body : "",
+	    req->body_len)) == NULL)
+		*r = problem_response(problem_new(400, "invalid-body",
+		    "the form is not valid UTF-8 and percent-encoding"));
+	return f;
+}
+
+static struct response *
+sign_in(struct console *c, const json_t *f)
+{
+	const char	*key;
+	char		*keys, exp[32], mac[MAC_HEX + 1], *val = NULL;
+	struct client	 cl;
+	enum keys_result kr;
+	struct response	*r;
+
+	if ((key = json_string_value(json_object_get(f, "key"))) == NULL ||
+	    *key == '\0')
+		return sign_in_page(403, "An API key of the admin scope "
+		    "signs in.");
+	if ((keys = config_path(c->ctx->cfg, NULL, "keys", "keys")) == NULL)
+		return response_error(500, "out of memory");
+	if (c->ctx->req->io != NULL && c->ctx->req->io->keys != NULL)
+		kr = c->ctx->req->io->keys(c->ctx->req->io->arg, keys, key,
+		    strlen(key), &cl);
+	else
+		kr = keys_lookup(keys, key, strlen(key), &cl);
+	free(keys);
+	if (kr == KEYS_ERROR)
+		return response_error(500, "the keys file cannot be read");
+	if (kr != KEYS_OK || (cl.scopes & SCOPE_ADMIN) == 0)
+		return sign_in_page(403, "That key does not sign in here: "
+		    "it takes an enabled key of the admin scope.");
+	snprintf(exp, sizeof(exp), ".%lld", (long long)time(NULL) +
+	    SESSION_TTL);
+	snprintf(c->cookie, sizeof(c->cookie), "%s%s", cl.id, exp);
+	mac_hex(c, "msgspool-console:", c->cookie, "", mac);
+	if (asprintf(&val, COOKIE_NAME "=%s.%s; Max-Age=%d; Path=/console; "
+	    "HttpOnly; SameSite=Strict%s", c->cookie, mac, SESSION_TTL,
+	    https(c) ? "; Secure" : "") == -1)
+		return response_error(500, "out of memory");
+	log_info("console: client '%s' signed in", cl.id);
+	r = see_other(val);
+	free(val);
+	return r;
+}
+
+/* Whether form f carries the session's token of action. */
+static int
+csrf_ok(const struct console *c, const json_t *f, const char *action)
+{
+	const char	*t = json_string_value(json_object_get(f, "csrf"));
+	char		 want[MAC_HEX + 1];
+
+	if (!c->signed_in || t == NULL)
+		return 0;
+	csrf_token(c, action, want);
+	return hex_equal(want, t);
+}
+
+static struct response *
+refused(void)
+{
+	struct buf	b = { 0 };
+
+	head(&b, "Refused");
+	buf_puts(&b, "<h1>Refused</h1>\n<p class=\"err\">This form has "
+	    "expired or did not come from this console: nothing was "
+	    "changed.</p>\n<p><a href=\"/console\">Back to the console</a>"
+	    "</p>\n");
+	return finish(&b, 403);
+}
+
+/*
+ * The path below /console of the request: "" for the console itself,
+ * "/sign-in" and so on; NULL when it is not one of ours.
+ */
+static const char *
+sub_path(const struct request *req, char *buf, size_t len)
+{
+	const char	*p;
+	char		*path, *q;
+
+	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/') {
+		snprintf(buf, len, "%s", p);
+		return buf;
+	}
+	*buf = '\0';
+	if ((path = cgi_path(cgi_env(req->envp, "REQUEST_URI"))) == NULL)
+		return buf;
+	if ((q = strstr(path, "/console")) != NULL &&
+	    (q[8] == '\0' || q[8] == '/'))
+		snprintf(buf, len, "%s", q + 8);
+	free(path);
+	return buf;
+}
+
+static struct response *
+console(struct ctx *ctx)
+{
+	struct console	 c = { .ctx = ctx };
+	struct response	*r = NULL;
+	json_t		*f = NULL;
+	char		 err[512], *secret, sub[256];
+	int		 post = strcmp(ctx->req->method, "POST") == 0;
+
+	if (!config_secret_given(ctx->cfg, NULL, "console-secret"))
+		return problem_response(problem_new(404, "not-found",
+		    "the console is off: no console-secret"));
+	if ((secret = config_secret(ctx->cfg, NULL, "console-secret", err,
+	    sizeof(err))) == NULL) {
+		log_err("console: %s", err);
+		return response_error(500, "the service is misconfigured");
+	}
+	c.key = config_secret_key(secret, &c.keylen);
+	explicit_bzero(secret, strlen(secret));
+	free(secret);
+	if (c.key == NULL)
+		return response_error(500, "out of memory");
+	session(&c);
+	sub_path(ctx->req, sub, sizeof(sub));
+	if (!post) {
+		if (*sub != '\0' && strcmp(sub, "/") != 0)
+			r = problem_response(problem_new(404, "not-found",
+			    "no such page of the console"));
+		else
+			r = c.signed_in ? overview(&c) : sign_in_page(200,
+			    NULL);
+		goto done;
+	}
+	if ((f = form(&c, &r)) == NULL)
+		goto done;
+	if (strcmp(sub, "/sign-in") == 0)
+		r = sign_in(&c, f);
+	else if (strcmp(sub, "/sign-out") == 0)
+		r = !csrf_ok(&c, f, "sign-out") ? refused() :
+		    see_other(COOKIE_NAME "=; Max-Age=0; Path=/console; "
+		    "HttpOnly; SameSite=Strict");
+	else
+		r = problem_response(problem_new(404, "not-found",
+		    "no such form of the console"));
+done:
+	json_decref(f);
+	explicit_bzero(c.key, c.keylen);
+	free(c.key);
+	return r;
+}
+
+const struct endpoint ep_console = {
+	.method = "GET, POST",
+	.needs_key = 0,
+	.scope = 0,
+	/* A form (application/x-www-form-urlencoded), parsed here. */
+	.limit = LIMIT_RAW,
+	.needs_spool = 1,
+	.handler = console,
+};
+
+CGI_MAIN(ep_console)

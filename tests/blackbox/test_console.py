@@ -1,0 +1,202 @@
+"""The operator console (README.md, Operator console; msgspool.conf(5)
+console-secret): off without its secret, sign-in with a key of the admin
+scope only, the session cookie (tampered, expired, signed out), the CSRF
+token of every POST, the overview, and the security headers of every
+page.  Under every web server setup: /console and /console/PAGE, a form
+POST."""
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+
+from conftest import PROBLEM_PREFIX, assert_problem
+
+SECRET = "the console secret of these tests, at least 24 bytes"
+FORM = "application/x-www-form-urlencoded"
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' "
+       "data:; form-action 'self'; frame-ancestors 'none'")
+
+
+def problem(r, status, kind):
+    p = assert_problem(r, status)
+    assert p["type"] == PROBLEM_PREFIX + kind, p
+
+
+def sha256(s):
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
+def console_on(srv, on=True):
+    """srv's instance with the console on (console-secret-file) and two
+    more keys: ops (admin) and plain (sms).  Returns their keys."""
+    inst = srv.inst
+    text = ""
+    if on:
+        f = inst.base / "console.secret"
+        f.write_text(SECRET + "\n")
+        f.chmod(0o600)
+        text = f"console-secret-file = {f.name}\n"
+    inst.write_conf(text)
+    keys = {"ops": secrets.token_urlsafe(32),
+            "plain": secrets.token_urlsafe(32)}
+    with open(inst.keys_file, "a") as fh:
+        fh.write(f"ops:{sha256(keys['ops'])}:admin\n")
+        fh.write(f"plain:{sha256(keys['plain'])}:sms\n")
+    return keys
+
+
+def req(srv, method, path, cookie=None, form=None, ctype=FORM):
+    h = {}
+    if cookie is not None:
+        h["Cookie"] = f"msgspool_console={cookie}"
+    kw = {}
+    if form is not None:
+        kw["data"] = form
+        if ctype is not None:
+            h["Content-Type"] = ctype
+    r = srv.request(method, path, client=None, headers=h,
+                    allow_redirects=False, **kw)
+    srv.session.cookies.clear()
+    return r
+
+
+def assert_page(r, status):
+    assert r.status_code == status, (r.status_code, r.text)
+    assert r.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert r.headers["Content-Security-Policy"] == CSP
+    assert r.headers["X-Frame-Options"] == "DENY"
+    assert r.headers["Referrer-Policy"] == "no-referrer"
+    assert "<script" not in r.text.lower()
+
+
+def sign_in(srv, key):
+    r = req(srv, "POST", "/console/sign-in", form={"key": key})
+    assert r.status_code == 303, (r.status_code, r.text)
+    assert r.headers["Location"] == "/console"
+    set_cookie = r.headers["Set-Cookie"]
+    m = re.match(r"msgspool_console=([^;]+);", set_cookie)
+    assert m, set_cookie
+    for attr in ("HttpOnly", "SameSite=Strict", "Path=/console"):
+        assert attr in set_cookie, set_cookie
+    assert "Secure" not in set_cookie      # plain HTTP here
+    return m.group(1)
+
+
+def csrf(page, action):
+    m = re.search(r'action="/console/' + action +
+                  r'"><input type="hidden" name="csrf" value="([0-9a-f]+)"',
+                  page)
+    assert m, page
+    return m.group(1)
+
+
+def cookie_for(client, expiry, secret=SECRET):
+    v = f"{client}.{expiry}"
+    mac = hmac.new(secret.encode(), b"msgspool-console:" + v.encode(),
+                   hashlib.sha256).hexdigest()
+    return f"{v}.{mac}"
+
+
+def test_off_without_secret(srv):
+    keys = console_on(srv, on=False)
+    for path in ("/console", "/console/sign-in"):
+        r = req(srv, "GET", path)
+        problem(r, 404, "not-found")
+    r = req(srv, "POST", "/console/sign-in", form={"key": keys["ops"]})
+    problem(r, 404, "not-found")
+
+
+def test_sign_in_form(srv):
+    console_on(srv)
+    r = req(srv, "GET", "/console")
+    assert_page(r, 200)
+    assert 'type="password" name="key"' in r.text
+    assert 'action="/console/sign-in"' in r.text
+
+
+def test_sign_in_refused_without_admin(srv):
+    keys = console_on(srv)
+    for key in (keys["plain"], srv.inst.keys["acme"], "not-a-key", ""):
+        r = req(srv, "POST", "/console/sign-in", form={"key": key})
+        assert_page(r, 403)
+        assert "Set-Cookie" not in r.headers
+        assert 'name="key"' in r.text
+
+
+def test_sign_in_overview_sign_out(srv):
+    keys = console_on(srv)
+    srv.sms()
+    cookie = sign_in(srv, keys["ops"])
+    assert cookie.startswith("ops.")
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert_page(r, 200)
+    assert "Overview" in r.text and "<strong>ops</strong>" in r.text
+    assert re.search(r"<td>new</td><td>1</td>", r.text), r.text
+    token = csrf(r.text, "sign-out")
+    r = req(srv, "POST", "/console/sign-out", cookie=cookie,
+            form={"csrf": token})
+    assert r.status_code == 303
+    assert r.headers["Location"] == "/console"
+    assert re.match(r"msgspool_console=;.*Max-Age=0",
+                    r.headers["Set-Cookie"]), r.headers["Set-Cookie"]
+
+
+def test_tampered_and_expired_cookies(srv):
+    keys = console_on(srv)
+    good = sign_in(srv, keys["ops"])
+    client, expiry, mac = good.split(".")
+    later = int(time.time()) + 3600
+    bad = [
+        f"acme.{expiry}.{mac}",                 # another client
+        f"{client}.{int(expiry) + 1}.{mac}",    # a later expiry
+        f"{client}.{expiry}.{'0' * 64}",        # another MAC
+        cookie_for("ops", later, secret="x" * 40),  # another secret
+        cookie_for("ops", int(time.time()) - 1),    # expired
+        cookie_for("ops", int(time.time()) + 13 * 3600),  # too long
+        "garbage", "", "...",
+    ]
+    assert req(srv, "GET", "/console", cookie=cookie_for("ops", later)) \
+        .text.count("Overview") >= 1
+    for c in bad:
+        r = req(srv, "GET", "/console", cookie=c)
+        assert_page(r, 200)
+        assert 'name="key"' in r.text, c
+        assert "Overview" not in r.text, c
+
+
+def test_post_without_token_refused(srv):
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    other = sign_in(srv, keys["ops"])
+    page = req(srv, "GET", "/console", cookie=cookie).text
+    token = csrf(page, "sign-out")
+    for form in ({"other": "1"}, {"csrf": ""}, {"csrf": "0" * 64},
+                 {"csrf": token.upper()}):
+        r = req(srv, "POST", "/console/sign-out", cookie=cookie, form=form)
+        assert_page(r, 403)
+        assert "Set-Cookie" not in r.headers
+    # A token is the session's: not another's, not without a cookie.
+    if other != cookie:
+        r = req(srv, "POST", "/console/sign-out", cookie=other,
+                form={"csrf": token})
+        assert_page(r, 403)
+    r = req(srv, "POST", "/console/sign-out", form={"csrf": token})
+    assert_page(r, 403)
+
+
+def test_bad_posts(srv):
+    keys = console_on(srv)
+    r = req(srv, "POST", "/console/sign-in", form=b'{"key":"x"}',
+            ctype="application/json")
+    problem(r, 415, "unsupported-media-type")
+    r = req(srv, "POST", "/console/sign-in", form=b"key=%ff",
+            ctype=FORM)
+    problem(r, 400, "invalid-body")
+    r = req(srv, "POST", "/console/nothing", form={"key": keys["ops"]})
+    problem(r, 404, "not-found")
+    r = req(srv, "GET", "/console/nothing")
+    problem(r, 404, "not-found")
+    r = req(srv, "DELETE", "/console")
+    assert r.status_code == 405
