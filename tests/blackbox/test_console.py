@@ -6,6 +6,7 @@ page.  Under every web server setup: /console and /console/PAGE, a form
 POST."""
 
 import hashlib
+import json
 import hmac
 import re
 import secrets
@@ -200,3 +201,62 @@ def test_bad_posts(srv):
     problem(r, 404, "not-found")
     r = req(srv, "DELETE", "/console")
     assert r.status_code == 405
+
+
+def test_overview(srv):
+    """Health, the queue by state and channel, the routes and their
+    status files, the chart of the last 24 hours: every value from a
+    file shown escaped."""
+    keys = console_on(srv)
+    inst = srv.inst
+    conf = inst.conf.read_text()
+    # A config whose routes are wrong: the error, escaped, in place.
+    inst.conf.write_text(conf + "[sms]\nprovider = file\n"
+                         "[route.eu]\nchannel = sms\nprovider = file\n"
+                         "fallback = <nowhere>\n")
+    cookie = sign_in(srv, keys["ops"])
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert_page(r, 200)
+    assert "&lt;nowhere&gt;" in r.text and "<nowhere>" not in r.text
+    inst.conf.write_text(conf + "[sms]\nprovider = file\n"
+                         "[route.eu]\nchannel = sms\nprovider = file\n"
+                         "prefix = 49\n")
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert_page(r, 200)
+    assert "no heartbeat" in r.text
+    assert "<rect" not in r.text and "<svg" in r.text
+    assert re.search(r"<td>eu</td><td>sms</td><td>not reported", r.text)
+    for _ in range(2):
+        assert srv.sms().status_code == 202
+    assert srv.sms(recipient="+4915112345679",
+                   sendAt="2099-01-01T00:00:00Z").status_code == 200
+    now = int(time.time())
+    hour = now - now % 3600
+    (inst.spool / "status").mkdir(exist_ok=True)
+    (inst.spool / "status" / "daemon.json").write_text(json.dumps({
+        "pid": 1, "host": "h", "version": "1.<script>x</script>",
+        "started": now - 60, "heartbeat": now - 5,
+        "hours": [{"hour": hour, "sent": 10, "delivered": 7, "failed": 2},
+                  {"hour": hour - 3600, "sent": 4, "delivered": 0,
+                   "failed": 0},
+                  {"hour": hour - 48 * 3600, "sent": 99, "delivered": 0,
+                   "failed": 0}]}))
+    (inst.spool / "status" / "route-eu.json").write_text(json.dumps({
+        "route": "eu", "state": "out", "since": "2026-01-01T00:00:00Z",
+        "failures": 5, "lastError": "<script>alert(1)</script> & more"}))
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert_page(r, 200)
+    t = r.text
+    assert re.search(r"heartbeat \d+ s ago", t), t
+    assert "1.&lt;script&gt;x&lt;/script&gt;" in t
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in t
+    assert re.search(r"<td>new</td><td>2</td>", t), t
+    assert re.search(r"<td>deferred</td><td>1</td>", t), t
+    assert re.search(r'<tr class="ch-sms"><td>sms</td><td>2</td>'
+                     r'<td>1</td><td>0</td></tr>', t), t
+    assert re.search(r"<td>eu</td><td>sms</td><td>out</td>"
+                     r"<td>2026-01-01T00:00:00Z</td><td>5</td>", t), t
+    # Two hours of the 24 drawn (the one 48 hours ago is not): 4 bars.
+    assert t.count("<rect") == 4, t
+    assert "the highest is 10." in t
+    assert "spool free" in t
