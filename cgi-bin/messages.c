@@ -15,6 +15,9 @@
  * messages, newest first, a page at a time, from the client's list in
  * the spool (list.h): a page costs what it holds, not what the spool
  * holds.
+ *
+ * A key with the admin scope may add client=ID to any of them to act for
+ * that client (msgspool.conf(5), KEYS FILE; cgi_acting_client).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -466,7 +469,8 @@ query_filter(json_t *params, struct list_filter *f, struct problem *p,
 				    "page of this list");
 			else
 				f->after = v;
-		} else
+		} else if (strcmp(key, "client") != 0)
+			/* client=: cgi_acting_client's, judged already. */
 			problem_add(p, key, "is not a known parameter");
 	}
 }
@@ -504,7 +508,7 @@ link_next(struct ctx *ctx, json_t *params, const char *next,
 }
 
 /* GET /messages?status=&channel=&direction=&recipient=&reference=
- * &since=&until=&limit=&after= */
+ * &since=&until=&limit=&after=&client= */
 static struct response *
 list(struct ctx *ctx)
 {
@@ -570,10 +574,18 @@ static struct response *
 messages(struct ctx *ctx)
 {
 	struct response	*r;
+	struct client	 acting;
+	struct ctx	 actx;
 	enum spool_dir	 dir;
 	json_t		*doc;
 	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
 
+	/* An admin key's client=ID: that client's messages, not its own. */
+	if (cgi_acting_client(ctx, &acting, &r) == -1)
+		return r;
+	actx = *ctx;
+	actx.client = &acting;
+	ctx = &actx;
 	if (is_list(ctx->req))
 		return list(ctx);
 	if (path_id(ctx->req, id) == -1)

@@ -3,7 +3,9 @@
  * Suppression; msgspool-spool(5), Suppressions).  GET /suppressions
  * lists them, newest first, a page at a time; GET, PUT and DELETE
  * /suppressions/{channel}/{address} read, add (source "manual") and
- * lift one.  Any valid key; a client sees and changes only its own.
+ * lift one.  Any valid key; a client sees and changes only its own,
+ * but a key with the admin scope may add client=ID to act for that
+ * client (msgspool.conf(5), KEYS FILE; cgi_acting_client).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,7 +49,7 @@ spool_failure(int e, const char *what)
 	    500, "the suppression list cannot be read or written now");
 }
 
-/* GET /suppressions?channel=&limit=&after= */
+/* GET /suppressions?channel=&limit=&after=&client= */
 static struct response *
 list(struct ctx *ctx)
 {
@@ -91,7 +93,8 @@ list(struct ctx *ctx)
 				    "page of this list");
 			else
 				after = v;
-		} else
+		} else if (strcmp(key, "client") != 0)
+			/* client=: cgi_acting_client's, judged already. */
 			problem_add(p, key, "is not a known parameter");
 	}
 	if (problem_count(p) > 0) {
@@ -201,11 +204,20 @@ one(struct ctx *ctx, enum channel ch, const char *addr)
 static struct response *
 suppressions(struct ctx *ctx)
 {
+	struct response	*r;
+	struct client	 acting;
+	struct ctx	 actx;
 	const char	*chname, *addr;
 	char		 norm[SUPPRESS_ADDR_MAX], name[16];
 	size_t		 chlen;
 	int		 c;
 
+	/* An admin key's client=ID: that client's lists, not its own. */
+	if (cgi_acting_client(ctx, &acting, &r) == -1)
+		return r;
+	actx = *ctx;
+	actx.client = &acting;
+	ctx = &actx;
 	switch (path_target(ctx->req, &chname, &chlen, &addr)) {
 	case 1:
 		/* /suppressions: the list (GET alone: methods). */

@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/valid.h"
 #include "http/cgi.h"
+#include "http/problem.h"
+#include "spool/receipt.h"
 
 const char *
 cgi_env(char *const *envp, const char *name)
@@ -25,6 +28,70 @@ cgi_env(char *const *envp, const char *name)
 		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
 			return *envp + len + 1;
 	return NULL;
+}
+
+int
+cgi_acting_client(const struct ctx *ctx, struct client *out,
+    struct response **r)
+{
+	struct problem	*p;
+	const char	*q, *amp, *eq, *v, *why = NULL;
+	json_t		*one;
+	char		 id[CLIENT_ID_MAX + 1];
+	int		 given = 0, named;
+
+	*r = NULL;
+	if (ctx->client == NULL)
+		return 0;
+	*out = *ctx->client;
+	if ((q = cgi_env(ctx->req->envp, "QUERY_STRING")) == NULL)
+		q = "";
+	/* Each pair on its own: another's faults are the route's. */
+	for (; *q != '\0'; q = *amp ? amp + 1 : amp) {
+		amp = q + strcspn(q, "&");
+		eq = memchr(q, '=', (size_t)(amp - q));
+		if (amp == q || (one = receipt_form_parse(q,
+		    (size_t)((eq ? eq : amp) - q))) == NULL)
+			continue;
+		named = json_object_get(one, "client") != NULL;
+		json_decref(one);
+		if (!named)
+			continue;
+		if (given++) {
+			why = "is given more than once";
+			continue;
+		}
+		one = receipt_form_parse(q, (size_t)(amp - q));
+		v = json_string_value(json_object_get(one, "client"));
+		if (v == NULL || strlen(v) > CLIENT_ID_MAX ||
+		    !valid_client_id(v))
+			why = "must be a client id: 1 to 64 of A-Z a-z 0-9 "
+			    "_ . -, not starting with '.'";
+		else
+			memcpy(id, v, strlen(v) + 1);
+		json_decref(one);
+	}
+	if (!given)
+		return 0;
+	/* Only an admin key names a client, whatever it names. */
+	if ((ctx->client->scopes & SCOPE_ADMIN) == 0) {
+		if ((p = problem_new(403, "forbidden", "client '%s' lacks "
+		    "the 'admin' scope: only an admin key may act for a "
+		    "client with client=", ctx->client->id)) != NULL)
+			problem_add(p, "client", "needs a key with the "
+			    "admin scope");
+		*r = problem_response(p);
+		return -1;
+	}
+	if (why != NULL) {
+		if ((p = problem_new(400, "invalid-query", "the query has "
+		    "invalid parameters")) != NULL)
+			problem_add(p, "client", "%s", why);
+		*r = problem_response(p);
+		return -1;
+	}
+	memcpy(out->id, id, sizeof(id));
+	return 0;
 }
 
 /* Whether a path may hold c as it is: RFC 3986's unreserved, and "/". */
@@ -103,7 +170,7 @@ cgi_path(const char *uri)
 void
 cgi_request_init(struct request *req, char *const *envp)
 {
-	const char	*cl;
+	const char	*cl, *auth;
 	char		*end;
 	unsigned long long n;
 
@@ -119,6 +186,17 @@ cgi_request_init(struct request *req, char *const *envp)
 	}
 	req->content_type = cgi_env(envp, "CONTENT_TYPE");
 	req->api_key = cgi_env(envp, "HTTP_X_API_KEY");
+	/*
+	 * Or RFC 6750's "Authorization: Bearer KEY" (what Prometheus'
+	 * authorization setting sends: conf/openapi.yaml, Authentication).
+	 */
+	if ((req->api_key == NULL || *req->api_key == '\0') &&
+	    (auth = cgi_env(envp, "HTTP_AUTHORIZATION")) != NULL &&
+	    strncasecmp(auth, "Bearer ", 7) == 0) {
+		for (auth += 7; *auth == ' '; auth++)
+			;
+		req->api_key = auth;
+	}
 	if ((cl = cgi_env(envp, "CONTENT_LENGTH")) != NULL && *cl != '\0') {
 		req->has_length = 1;
 		req->content_length = SIZE_MAX;

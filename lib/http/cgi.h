@@ -34,7 +34,7 @@ struct request {
 	const char	*method;	/* REQUEST_METHOD; GET for a HEAD */
 	int		 head;		/* a HEAD: answered as GET, no body */
 	const char	*content_type;	/* CONTENT_TYPE or NULL */
-	const char	*api_key;	/* HTTP_X_API_KEY or NULL */
+	const char	*api_key;	/* HTTP_X_API_KEY, Bearer, NULL */
 	int		 has_length;	/* CONTENT_LENGTH was given */
 	size_t		 content_length;
 	char		*body;		/* content_length bytes + NUL */
@@ -164,6 +164,19 @@ struct cgi_fds {
 };
 void		 cgi_fd_io(struct cgi_io *io, struct cgi_fds *fds, int in,
 		    int out);
+
+/*
+ * The client a request acts for (msgspool.conf(5), KEYS FILE): its key's
+ * own, or, for a key with the admin scope, the one its query names with
+ * client=ID (GET /messages, GET and DELETE /messages/{id}, the
+ * suppression routes).  Into out: the key's client with that id.  0, or
+ * -1 with *r the answer: 403 forbidden for client= from a key without
+ * the admin scope; 400 invalid-query, errors under "client", for one
+ * that is no client id, is given more than once or does not decode.
+ * The query's other parameters are the route's to judge.
+ */
+int		 cgi_acting_client(const struct ctx *, struct client *out,
+		    struct response **r);
 
 /* The value of name in a NULL-terminated environment, or NULL. */
 const char	*cgi_env(char *const *envp, const char *name);

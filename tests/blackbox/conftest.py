@@ -53,6 +53,9 @@ WEBSERVER_FILES = {
     # /suppressions/{channel}/{address} with GET, PUT and DELETE: a
     # percent-encoded address in the path, a PUT with or without a body
     "test_suppressions.py",
+    # client= on /messages/{id} and /suppressions/...: a query the
+    # server passes on beside a path parameter
+    "test_admin_client.py",
     # /receipts/{provider}: signatures over the URL and the form body as
     # the server passes them on
     "test_receipts.py",

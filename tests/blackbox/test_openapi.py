@@ -135,7 +135,7 @@ def test_message_id_parameter():
     item = DOC["paths"]["/messages/{id}"]
     params = [oc._deref(DOC, x, [])[0] for x in item["parameters"]]
     assert [(x["name"], x["in"], x["required"]) for x in params] == \
-        [("id", "path", True)]
+        [("id", "path", True), ("client", "query", False)]
     assert params[0]["schema"] == {"$ref": "#/components/schemas/MessageId"}
     for m in ("GET", "DELETE"):
         assert "parameters" not in op(m, "/messages/{id}"), m

@@ -1,8 +1,8 @@
 /*
  * test_cgi.c: unit tests for lib/http/cgi.c (RFC 3875; conf/openapi.yaml): the
  * request (cgi_env, cgi_request_init, cgi_request_read, cgi_request_drain),
- * cgi_is_json, and the problems of response_error and cgi_server_error
- * (lib/http/serve.c).
+ * cgi_is_json, cgi_acting_client (client=ID of an admin key), and the
+ * problems of response_error and cgi_server_error (lib/http/serve.c).
  * The pipeline (lib/http/serve.c: cgi_run, cgi_serve) is tested in test_serve.c.
  */
 #include <stdarg.h>
@@ -354,6 +354,106 @@ test_server_error(void **state)
 	json_decref(v);
 	response_free(resp);
 }
+/* cgi_acting_client: the acting client of a request with query q. */
+static struct response *
+acting(unsigned scopes, const char *q, char *id)
+{
+	struct request	 req;
+	struct client	 key = { .id = "ops" }, out;
+	struct response	*r = NULL;
+	struct ctx	 ctx = { .req = &req, .client = &key };
+	char		 qs[256];
+	char		*envp[] = { "REQUEST_METHOD=GET", qs, NULL };
+
+	key.scopes = scopes;
+	snprintf(qs, sizeof(qs), "QUERY_STRING=%s", q ? q : "");
+	if (q == NULL)
+		envp[1] = NULL;
+	cgi_request_init(&req, envp);
+	if (cgi_acting_client(&ctx, &out, &r) == 0) {
+		assert_null(r);
+		assert_int_equal(out.scopes, scopes);
+		strcpy(id, out.id);
+	} else
+		assert_non_null(r);
+	cgi_request_free(&req);
+	return r;
+}
+
+/* r is a problem of status whose errors name "client"; freed. */
+static void
+assert_client_problem(struct response *r, int status, const char *type)
+{
+	json_error_t	 e;
+	json_t		*v;
+
+	assert_non_null(r);
+	assert_int_equal(r->status, status);
+	assert_string_equal(r->content_type, PROBLEM_TYPE);
+	v = json_loadb(r->body, r->body_len, 0, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(v, "type")),
+	    type);
+	assert_non_null(json_object_get(json_object_get(v, "errors"),
+	    "client"));
+	json_decref(v);
+	response_free(r);
+}
+
+static void
+test_acting_client(void **state)
+{
+	char	id[CLIENT_ID_MAX + 1];
+
+	(void)state;
+	/* No client=: the key's own, whatever its scopes. */
+	assert_null(acting(SCOPE_ALL, NULL, id));
+	assert_string_equal(id, "ops");
+	assert_null(acting(SCOPE_ADMIN, "limit=2&after=x", id));
+	assert_string_equal(id, "ops");
+	/* Another pair that does not decode is the route's to judge. */
+	assert_null(acting(SCOPE_ADMIN, "a=%zz&clients=x&&", id));
+	assert_string_equal(id, "ops");
+	/* An admin key acts for the client it names, decoded. */
+	assert_null(acting(SCOPE_ADMIN, "limit=2&client=acme", id));
+	assert_string_equal(id, "acme");
+	assert_null(acting(SCOPE_ADMIN | SCOPE_SMS, "cl%69ent=a%2Db.c_9",
+	    id));
+	assert_string_equal(id, "a-b.c_9");
+	/* Any other key: 403, whatever it names. */
+	assert_client_problem(acting(SCOPE_ALL | SCOPE_METRICS,
+	    "client=acme", id), 403, "urn:msgspool:problem:forbidden");
+	assert_client_problem(acting(SCOPE_SMS, "client=.x", id), 403,
+	    "urn:msgspool:problem:forbidden");
+	assert_client_problem(acting(0, "client", id), 403,
+	    "urn:msgspool:problem:forbidden");
+	/* An admin key's client= that is no client id: 400. */
+	assert_client_problem(acting(SCOPE_ADMIN, "client=", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=.acme", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=a%2Fb", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=a%00b", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=%ff", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=%zz", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	assert_client_problem(acting(SCOPE_ADMIN, "client=aaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", id), 400,
+	    "urn:msgspool:problem:invalid-query");
+	/* Twice is ambiguous, even the same one. */
+	assert_client_problem(acting(SCOPE_ADMIN, "client=a&client=a", id),
+	    400, "urn:msgspool:problem:invalid-query");
+	/* 64 characters is a client id. */
+	assert_null(acting(SCOPE_ADMIN, "client=aaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", id));
+	assert_int_equal(strlen(id), 64);
+}
+
 static void
 test_request_drain_exactly_the_body(void **state)
 {
@@ -413,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_is_json),
 		cmocka_unit_test(test_response_error),
 		cmocka_unit_test(test_server_error),
+		cmocka_unit_test(test_acting_client),
 		cmocka_unit_test(test_request_drain_exactly_the_body),
 		cmocka_unit_test(test_request_drain_over_the_cap),
 	};
