@@ -26,6 +26,7 @@
  * /suppressions/{channel}/{address}, whose address may hold a '/'.
  */
 #define SUPPRESSIONS_PREFIX	"/suppressions/"
+#define CONSOLE_PREFIX		"/console/"
 
 static const struct route {
 	const char		*path;
@@ -49,7 +50,6 @@ static const struct route prefixes[] = {
 	{ "/messages/",			&ep_messages },
 	{ "/receipts/",			&ep_receipts },
 	{ "/unsubscribe/",		&ep_unsubscribe },
-	{ "/console/",			&ep_console },
 };
 
 const struct endpoint *
@@ -72,6 +72,12 @@ fcgi_route(const char *path, const char **path_info)
 	    p[1] != '\0') {
 		*path_info = path + plen - 1;
 		return &ep_suppressions;
+	}
+	/* /console/PAGE...: the pages of the console, any depth. */
+	plen = strlen(CONSOLE_PREFIX);
+	if (len > plen && strncmp(path, CONSOLE_PREFIX, plen) == 0) {
+		*path_info = path + plen - 1;
+		return &ep_console;
 	}
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		plen = strlen(prefixes[i].path);

@@ -59,6 +59,9 @@ WEBSERVER_FILES = {
     # /receipts/{provider}: signatures over the URL and the form body as
     # the server passes them on
     "test_receipts.py",
+    # /console and /console/messages/ID/ACTION: a path of any depth, a
+    # query, a form POST, cookies
+    "test_console.py",
     # headers of the reply (RateLimit, Retry-After) through the server
     "test_ratelimit.py",
     # /unsubscribe/{token}: a POST from a mail program or a page's form,

@@ -260,3 +260,88 @@ def test_overview(srv):
     assert t.count("<rect") == 4, t
     assert "the highest is 10." in t
     assert "spool free" in t
+
+
+SCRIPT = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def test_messages_across_clients(srv):
+    """GET /console/messages lists every client's messages newest first,
+    filtered; a message's page shows its document; values escaped."""
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    a = srv.sms(messageBody="body " + SCRIPT, reference="ref" + SCRIPT)
+    assert a.status_code == 202, a.text
+    b = srv.sms(client="other", reference="plain-ref")
+    assert b.status_code == 202, b.text
+    ida, idb = a.json()["smsId"], b.json()["smsId"]
+    r = req(srv, "GET", "/console/messages", cookie=cookie)
+    assert_page(r, 200)
+    assert SCRIPT not in r.text and ("ref" + ESCAPED) in r.text
+    assert r.text.index(idb) < r.text.index(ida)   # newest first
+    assert "<td>acme</td>" in r.text and "<td>other</td>" in r.text
+    r = req(srv, "GET", "/console/messages?reference=plain-ref&status=",
+            cookie=cookie)
+    assert_page(r, 200)
+    assert idb in r.text and ida not in r.text
+    r = req(srv, "GET", "/console/messages?client=acme", cookie=cookie)
+    assert ida in r.text and idb not in r.text
+    r = req(srv, "GET", "/console/messages?channel=fax", cookie=cookie)
+    assert_page(r, 400)
+    r = req(srv, "GET", "/console/messages/" + ida, cookie=cookie)
+    assert_page(r, 200)
+    assert SCRIPT not in r.text and ("body " + ESCAPED) in r.text
+    assert "<td>acme</td>" in r.text
+    r = req(srv, "GET", "/console/messages/01M840Q7H2P5C7SYTHCZ984TVK",
+            cookie=cookie)
+    assert_page(r, 404)
+    # Not signed in: the form, nothing of the messages.
+    r = req(srv, "GET", "/console/messages/" + ida)
+    assert_page(r, 200)
+    assert 'name="key"' in r.text and ida not in r.text
+
+
+def test_cancel_and_retry(srv):
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    mid = srv.sms().json()["smsId"]
+    page = req(srv, "GET", "/console/messages/" + mid, cookie=cookie).text
+    action = f"messages/{mid}/cancel"
+    token = csrf(page, action)
+    assert f'action="/console/messages/{mid}/retry"' not in page
+    # Without its token, or with another form's: refused, nothing changed.
+    for form in ({"other": "1"}, {"csrf": "0" * 64},
+                 {"csrf": csrf(page, "sign-out")}):
+        r = req(srv, "POST", "/console/" + action, cookie=cookie, form=form)
+        assert_page(r, 403)
+        assert srv.inst.where(mid) == ["new"]
+    r = req(srv, "POST", "/console/" + action, form={"csrf": token})
+    assert_page(r, 403)
+    assert srv.inst.where(mid) == ["new"]
+    r = req(srv, "POST", "/console/" + action, cookie=cookie,
+            form={"csrf": token})
+    assert r.status_code == 303, r.text
+    assert r.headers["Location"] == "/console/messages/" + mid
+    assert srv.inst.where(mid) == ["failed"]
+    assert "canceled" in json.dumps(srv.inst.load("failed", mid))
+    # A canceled message is not retried: its client canceled it.
+    page = req(srv, "GET", "/console/messages/" + mid, cookie=cookie).text
+    r = req(srv, "POST", f"/console/messages/{mid}/retry", cookie=cookie,
+            form={"csrf": csrf(page, f"messages/{mid}/retry")})
+    assert_page(r, 409)
+    assert srv.inst.where(mid) == ["failed"]
+    # One waiting in deferred/: retried now, into new/.
+    other = srv.sms().json()["smsId"]
+    src = srv.inst.path("new", other)
+    src.rename(srv.inst.path("deferred", other))
+    page = req(srv, "GET", "/console/messages/" + other, cookie=cookie).text
+    token = csrf(page, f"messages/{other}/retry")
+    r = req(srv, "POST", f"/console/messages/{other}/retry", cookie=cookie,
+            form={"other": "1"})
+    assert_page(r, 403)
+    assert srv.inst.where(other) == ["deferred"]
+    r = req(srv, "POST", f"/console/messages/{other}/retry", cookie=cookie,
+            form={"csrf": token})
+    assert r.status_code == 303, r.text
+    assert srv.inst.where(other) == ["new"]

@@ -78,6 +78,9 @@ test_route_param(void **state)
 	assert_null(pi);
 	assert_ptr_equal(fcgi_route("/console/sign-in", &pi), &ep_console);
 	assert_string_equal(pi, "/sign-in");
+	assert_ptr_equal(fcgi_route("/console/messages/X/cancel", &pi),
+	    &ep_console);
+	assert_string_equal(pi, "/messages/X/cancel");
 }
 
 /* cgi_path of uri is want, and routes to ep. */
