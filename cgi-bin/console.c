@@ -1,7 +1,9 @@
 /*
  * console: GET /console (the overview), /console/messages (every
  * client's, filtered) and /console/messages/ID; POST /console/sign-in,
- * /console/sign-out, /console/messages/ID/cancel and .../retry: the
+ * /console/sign-out, /console/messages/ID/cancel and .../retry;
+ * GET /console/inbound, /console/suppressions, POST
+ * /console/suppressions/add and .../remove: the
  * operator console (README.md, Operator console; msgspool.conf(5),
  * console-secret).  Off, 404, unless console-secret or
  * console-secret-file gives a secret.
@@ -46,10 +48,12 @@
 #include "http/cgi.h"
 #include "http/problem.h"
 #include "spool/event.h"
+#include "spool/inbox.h"
 #include "spool/list.h"
 #include "spool/msgdoc.h"
 #include "spool/receipt.h"
 #include "spool/spool.h"
+#include "spool/suppress.h"
 
 #define COOKIE_NAME	"msgspool_console"
 #define SESSION_TTL	(12 * 3600)
@@ -278,7 +282,9 @@ static void
 nav(struct buf *b, const struct console *c)
 {
 	buf_puts(b, "<nav><a href=\"/console\">Overview</a> | <a href=\""
-	    "/console/messages\">Messages</a> | signed in as "
+	    "/console/messages\">Messages</a> | <a href=\"/console/inbound\">"
+	    "Inbound</a> | <a href=\"/console/suppressions\">Suppressions</a> "
+	    "| signed in as "
 	    "<strong>");
 	esc(b, c->client);
 	buf_puts(b, "</strong> ");
@@ -983,6 +989,202 @@ message_post(struct console *c, const char *sub, const json_t *f)
 	return see_other(loc, NULL);
 }
 
+/* Inbound messages a page shows: the newest. */
+#define PAGE_INBOUND	100
+
+static int
+by_name_desc(const void *a, const void *b)
+{
+	return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* GET /console/inbound: the newest inbound messages of inbox/. */
+static struct response *
+inbound_page(struct console *c)
+{
+	static const char *const cols[] = { "client", "channel", "from",
+	    "to", "text", "receivedAt" };
+	struct buf	 b = { 0 };
+	char		 path[4096], err[512], **names = NULL, **nn;
+	size_t		 n = 0, cap = 0, i, k, len;
+	DIR		*d;
+	struct dirent	*e;
+	json_t		*doc, *o;
+
+	snprintf(path, sizeof(path), "%s/" INBOX_AREA,
+	    spool_root(c->ctx->spool));
+	if ((d = opendir(path)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			len = strlen(e->d_name);
+			if (len != SPOOL_ID_LEN + 5 || strcmp(e->d_name +
+			    SPOOL_ID_LEN, ".json") != 0)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				if ((nn = realloc(names, cap *
+				    sizeof(*names))) == NULL)
+					break;
+				names = nn;
+			}
+			if ((names[n] = strndup(e->d_name, SPOOL_ID_LEN)) !=
+			    NULL)
+				n++;
+		}
+		closedir(d);
+	}
+	if (n > 0)
+		qsort(names, n, sizeof(*names), by_name_desc);
+	head(&b, "Inbound");
+	nav(&b, c);
+	buf_puts(&b, "<h1>Inbound messages</h1>\n<table>\n<tr><th>id</th>");
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+		buf_printf(&b, "<th>%s</th>", cols[k]);
+	buf_puts(&b, "</tr>\n");
+	for (i = 0; i < n && i < PAGE_INBOUND; i++) {
+		if ((doc = inbox_load(c->ctx->spool, names[i], err,
+		    sizeof(err))) == NULL)
+			continue;
+		o = inbox_object(doc);
+		buf_puts(&b, "<tr><td>");
+		esc(&b, names[i]);
+		buf_puts(&b, "</td>");
+		for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+			opt_cell(&b, o != NULL ? o : doc, cols[k]);
+		buf_puts(&b, "</tr>\n");
+		json_decref(o);
+		json_decref(doc);
+	}
+	buf_puts(&b, "</table>\n");
+	if (n > PAGE_INBOUND)
+		buf_printf(&b, "<p>%zu older not shown.</p>\n",
+		    n - PAGE_INBOUND);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return finish(&b, 200);
+}
+
+/* Suppressions a page shows: the newest. */
+#define PAGE_SUPPRESSIONS	200
+
+/* A hidden input. */
+static void
+hidden(struct buf *b, const char *name, const char *value)
+{
+	buf_puts(b, "<input type=\"hidden\" name=\"");
+	buf_puts(b, name);
+	buf_puts(b, "\" value=\"");
+	esc(b, value != NULL ? value : "");
+	buf_puts(b, "\">");
+}
+
+/* GET /console/suppressions: every client's, newest first; add, remove. */
+static struct response *
+suppressions_page(struct console *c)
+{
+	static const char *const cols[] = { "client", "channel", "address",
+	    "source", "reason", "createdAt" };
+	struct buf	 b = { 0 };
+	char		 tok[MAC_HEX + 1];
+	json_t		*list, *o;
+	size_t		 i, k;
+
+	list = suppress_list(c->ctx->spool, NULL, CHANNEL__MAX, NULL,
+	    PAGE_SUPPRESSIONS, NULL);
+	head(&b, "Suppressions");
+	nav(&b, c);
+	buf_puts(&b, "<h1>Suppressions</h1>\n");
+	csrf_token(c, "suppressions/add", tok);
+	buf_puts(&b, "<form method=\"post\" action=\"/console/suppressions/"
+	    "add\">");
+	hidden(&b, "csrf", tok);
+	buf_puts(&b, "\n<label>client <input name=\"client\" required "
+	    "size=\"10\"></label>\n<label>channel <select name=\"channel\">"
+	    "<option>sms</option><option>ott</option><option>email</option>"
+	    "<option>voice</option></select></label>\n<label>address "
+	    "<input name=\"address\" required size=\"20\"></label>\n<label>"
+	    "reason <input name=\"reason\" size=\"20\"></label>\n<button "
+	    "type=\"submit\">Suppress</button>\n</form>\n");
+	if (list == NULL) {
+		buf_puts(&b, "<p class=\"err\">The suppressions cannot be "
+		    "read now.</p>\n");
+		return finish(&b, 200);
+	}
+	buf_puts(&b, "<table>\n<tr>");
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+		buf_printf(&b, "<th>%s</th>", cols[k]);
+	buf_puts(&b, "<th></th></tr>\n");
+	csrf_token(c, "suppressions/remove", tok);
+	json_array_foreach(list, i, o) {
+		buf_puts(&b, "<tr>");
+		for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+			opt_cell(&b, o, cols[k]);
+		buf_puts(&b, "<td><form method=\"post\" action=\"/console/"
+		    "suppressions/remove\">");
+		hidden(&b, "csrf", tok);
+		hidden(&b, "client", json_string_value(json_object_get(o,
+		    "client")));
+		hidden(&b, "channel", json_string_value(json_object_get(o,
+		    "channel")));
+		hidden(&b, "address", json_string_value(json_object_get(o,
+		    "address")));
+		buf_puts(&b, "<button type=\"submit\">Remove</button></form>"
+		    "</td></tr>\n");
+	}
+	buf_puts(&b, "</table>\n");
+	json_decref(list);
+	return finish(&b, 200);
+}
+
+/* POST /console/suppressions/add and .../remove, the token checked. */
+static struct response *
+suppressions_post(struct console *c, const char *what, const json_t *f)
+{
+	const char	*client = json_string_value(json_object_get(f,
+			    "client"));
+	const char	*chan = json_string_value(json_object_get(f,
+			    "channel"));
+	const char	*addr = json_string_value(json_object_get(f,
+			    "address"));
+	const char	*reason = json_string_value(json_object_get(f,
+			    "reason"));
+	char		 action[64];
+	int		 ch, rc;
+
+	if (strcmp(what, "add") != 0 && strcmp(what, "remove") != 0)
+		return error_page(c, 404, "Not found", "no such form");
+	snprintf(action, sizeof(action), "suppressions/%s", *what == 'a' ?
+	    "add" : "remove");
+	if (!csrf_ok(c, f, action))
+		return refused();
+	if (client == NULL || !valid_client_id(client))
+		return error_page(c, 400, "Not done", "client: not a client "
+		    "id");
+	if (chan == NULL || (ch = channel_parse(chan)) == -1)
+		return error_page(c, 400, "Not done", "channel: must be sms, "
+		    "ott, email or voice");
+	if (addr == NULL || *addr == '\0')
+		return error_page(c, 400, "Not done", "address: required");
+	if (*what == 'a')
+		rc = suppress_add(c->ctx->spool, client, ch, addr, "manual",
+		    reason != NULL && *reason != '\0' ? reason : NULL, NULL);
+	else
+		rc = suppress_remove(c->ctx->spool, client, ch, addr, NULL);
+	if (rc == -1) {
+		if (errno == EINVAL)
+			return error_page(c, 400, "Not done", "address: not "
+			    "valid for the channel");
+		log_err("console: suppression of %s: %s", client,
+		    strerror(errno));
+		return error_page(c, spool_errno_status(errno) ==
+		    MSG_TEMPFAIL ? 503 : 500, "Not done", "the suppressions "
+		    "cannot be changed now");
+	}
+	log_info("console: %s %s %s %s for %s", c->client, *what == 'a' ?
+	    "suppressed" : "removed the suppression of", chan, addr, client);
+	return see_other("/console/suppressions", NULL);
+}
+
 static struct response *
 see_other(const char *location, const char *cookie_header)
 {
@@ -1147,7 +1349,9 @@ console(struct ctx *ctx)
 	sub_path(ctx->req, sub, sizeof(sub));
 	if (!post) {
 		if (!c.signed_in && (*sub == '\0' || strcmp(sub, "/") == 0 ||
-		    strncmp(sub, "/messages", 9) == 0))
+		    strncmp(sub, "/messages", 9) == 0 ||
+		    strcmp(sub, "/inbound") == 0 ||
+		    strcmp(sub, "/suppressions") == 0))
 			r = sign_in_page(200, NULL);
 		else if (*sub == '\0' || strcmp(sub, "/") == 0)
 			r = overview(&c);
@@ -1155,6 +1359,10 @@ console(struct ctx *ctx)
 			r = messages_page(&c);
 		else if (strncmp(sub, "/messages/", 10) == 0)
 			r = message_page(&c, sub + 10);
+		else if (strcmp(sub, "/inbound") == 0)
+			r = inbound_page(&c);
+		else if (strcmp(sub, "/suppressions") == 0)
+			r = suppressions_page(&c);
 		else
 			r = problem_response(problem_new(404, "not-found",
 			    "no such page of the console"));
@@ -1170,6 +1378,8 @@ console(struct ctx *ctx)
 		    "HttpOnly; SameSite=Strict");
 	else if (strncmp(sub, "/messages/", 10) == 0)
 		r = message_post(&c, sub + 10, f);
+	else if (strncmp(sub, "/suppressions/", 14) == 0)
+		r = suppressions_post(&c, sub + 14, f);
 	else
 		r = problem_response(problem_new(404, "not-found",
 		    "no such form of the console"));

@@ -345,3 +345,69 @@ def test_cancel_and_retry(srv):
             form={"csrf": token})
     assert r.status_code == 303, r.text
     assert srv.inst.where(other) == ["new"]
+
+
+def test_inbound_page(srv):
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    mid = "01M840Q7H2P5C7SYTHCZ984TVK"
+    d = srv.inst.spool / "inbox"
+    d.mkdir(exist_ok=True)
+    (d / f"{mid}.json").write_text(json.dumps({
+        "version": 1, "id": mid, "direction": "inbound", "client": "acme",
+        "channel": "sms", "from": "+4915112345678", "to": "+4930123456",
+        "text": "reply " + SCRIPT, "type": "text",
+        "receivedAt": "2026-01-01T00:00:00Z", "provider": "http",
+        "providerMessageId": None, "media": []}))
+    r = req(srv, "GET", "/console/inbound", cookie=cookie)
+    assert_page(r, 200)
+    assert mid in r.text and "+4915112345678" in r.text
+    assert SCRIPT not in r.text and ("reply " + ESCAPED) in r.text
+    r = req(srv, "GET", "/console/inbound")
+    assert_page(r, 200)
+    assert mid not in r.text and 'name="key"' in r.text
+
+
+def test_suppressions_page(srv):
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    page = req(srv, "GET", "/console/suppressions", cookie=cookie)
+    assert_page(page, 200)
+    add = {"client": "acme", "channel": "sms", "address": "+4915112345678",
+           "reason": "asked " + SCRIPT}
+
+    def api():
+        r = srv.get("/suppressions")
+        assert r.status_code == 200, r.text
+        return r.json()["suppressions"]
+
+    for form in (dict(add), dict(add, csrf="0" * 64),
+                 dict(add, csrf=csrf(page.text, "sign-out"))):
+        r = req(srv, "POST", "/console/suppressions/add", cookie=cookie,
+                form=form)
+        assert_page(r, 403)
+    assert api() == []
+    token = csrf(page.text, "suppressions/add")
+    r = req(srv, "POST", "/console/suppressions/add", cookie=cookie,
+            form=dict(add, csrf=token))
+    assert r.status_code == 303, r.text
+    assert r.headers["Location"] == "/console/suppressions"
+    (s,) = api()
+    assert (s["channel"], s["address"], s["source"]) == \
+        ("sms", "+4915112345678", "manual")
+    r = req(srv, "POST", "/console/suppressions/add", cookie=cookie,
+            form=dict(add, csrf=token, address="not a number"))
+    assert_page(r, 400)
+    page = req(srv, "GET", "/console/suppressions", cookie=cookie)
+    assert_page(page, 200)
+    assert SCRIPT not in page.text and ("asked " + ESCAPED) in page.text
+    assert "<td>acme</td>" in page.text
+    rm = {"client": "acme", "channel": "sms", "address": "+4915112345678"}
+    r = req(srv, "POST", "/console/suppressions/remove", cookie=cookie,
+            form=dict(rm, csrf=token))      # the add's token: refused
+    assert_page(r, 403)
+    assert len(api()) == 1
+    r = req(srv, "POST", "/console/suppressions/remove", cookie=cookie,
+            form=dict(rm, csrf=csrf(page.text, "suppressions/remove")))
+    assert r.status_code == 303, r.text
+    assert api() == []
