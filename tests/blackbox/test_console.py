@@ -12,7 +12,11 @@ import re
 import secrets
 import time
 
-from conftest import PROBLEM_PREFIX, assert_problem
+import pytest
+
+from conftest import PROBLEM_PREFIX, SERVER, assert_problem
+from delivery_support import wait_until
+from test_unsubscribe import browser  # noqa: F401 - headless Chromium
 
 SECRET = "the console secret of these tests, at least 24 bytes"
 FORM = "application/x-www-form-urlencoded"
@@ -411,3 +415,45 @@ def test_suppressions_page(srv):
             form=dict(rm, csrf=csrf(page.text, "suppressions/remove")))
     assert r.status_code == 303, r.text
     assert api() == []
+
+
+def test_in_a_browser(srv, browser):
+    """Headless Chromium: sign in with the form, read the overview, find
+    a message by its reference, cancel it with its button, sign out."""
+    from selenium.webdriver.common.by import By
+
+    if SERVER == "busybox":
+        pytest.skip("busybox httpd serves the program at /cgi-bin/console "
+                    "only, and the console's links name /console")
+    keys = console_on(srv)
+    mid = srv.sms(reference="find-me").json()["smsId"]
+    srv.sms(reference="not-me")
+    browser.get(srv.url("/console"))
+    assert browser.title == "Sign in - msgspool console"
+    browser.find_element(By.NAME, "key").send_keys(keys["ops"])
+    browser.find_element(By.CSS_SELECTOR, "form button").click()
+    wait_until(lambda: browser.title == "Overview - msgspool console",
+               timeout=15, what="the overview after signing in")
+    assert "heartbeat" in browser.page_source
+    browser.find_element(By.LINK_TEXT, "Messages").click()
+    wait_until(lambda: browser.title == "Messages - msgspool console",
+               timeout=15, what="the list of messages")
+    browser.find_element(By.NAME, "reference").send_keys("find-me")
+    browser.find_element(By.XPATH, "//button[text()='Find']").click()
+    wait_until(lambda: "reference=find-me" in browser.current_url,
+               timeout=15, what="the list found by reference")
+    links = browser.find_elements(By.XPATH, "//table//a")
+    assert [a.text for a in links] == [mid]
+    links[0].click()
+    wait_until(lambda: browser.title == "Message - msgspool console",
+               timeout=15, what="the message's page")
+    browser.find_element(By.XPATH, "//button[text()='Cancel']").click()
+    wait_until(lambda: srv.inst.where(mid) == ["failed"], timeout=15,
+               what="the message canceled")
+    wait_until(lambda: "canceled" in browser.page_source, timeout=15,
+               what="the page of the canceled message")
+    browser.find_element(By.XPATH, "//button[text()='Sign out']").click()
+    wait_until(lambda: browser.title == "Sign in - msgspool console",
+               timeout=15, what="the form after signing out")
+    browser.get(srv.url("/console/messages"))
+    assert browser.title == "Sign in - msgspool console"
