@@ -239,39 +239,16 @@ int
 spool_area_scan(struct spool *s, const char *area,
     int (*fn)(void *, const char *), void *arg)
 {
-	DIR		*dir;
-	struct dirent	*de;
-	char		**v = NULL, **nv;
-	size_t		 n = 0, cap = 0, i;
-	int		 afd, rc = 0;
+	char	**v;
+	ssize_t	  n, i;
+	int	  rc = 0;
 
-	if ((afd = spool_area(s, area, 0)) == -1)
+	if ((n = spool_area_names(s, area, &v)) == -1)
 		return errno == ENOENT ? 0 : -1;
-	if ((dir = fdopendir(afd)) == NULL) {
-		close(afd);
-		return -1;
-	}
-	while ((de = readdir(dir)) != NULL) {
-		if (!ulid_prefix(de->d_name) ||
-		    strlen(de->d_name) >= SPOOL_NAME_MAX)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				break;
-			v = nv;
-		}
-		if ((v[n] = strdup(de->d_name)) == NULL)
-			break;
-		n++;
-	}
-	closedir(dir);
 	/* In the order they came: ids sort by time. */
-	if (n > 0)
-		qsort(v, n, sizeof(*v), spool_namecmp);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = fn(arg, v[i]);
-	spool_names_free(v, n);
+	spool_names_free(v, (size_t)n);
 	return rc;
 }
 
@@ -575,11 +552,8 @@ spool_subdir(int dfd, const char *name, int create)
 ssize_t
 spool_area_names(struct spool *s, const char *area, char ***names)
 {
-	DIR		*dir;
-	struct dirent	*de;
-	char		**v = NULL, **nv;
-	size_t		 n = 0, cap = 0;
-	int		 afd;
+	DIR	*dir;
+	int	 afd;
 
 	*names = NULL;
 	if ((afd = spool_area(s, area, 0)) == -1)
@@ -588,28 +562,5 @@ spool_area_names(struct spool *s, const char *area, char ***names)
 		close(afd);
 		return -1;
 	}
-	while ((de = readdir(dir)) != NULL) {
-		if (!ulid_prefix(de->d_name) ||
-		    strlen(de->d_name) >= SPOOL_NAME_MAX)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto fail;
-			v = nv;
-		}
-		if ((v[n] = strdup(de->d_name)) == NULL)
-			goto fail;
-		n++;
-	}
-	closedir(dir);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), spool_namecmp);
-	*names = v;
-	return (ssize_t)n;
-fail:
-	closedir(dir);
-	spool_names_free(v, n);
-	errno = ENOMEM;
-	return -1;
+	return spool_dir_names(dir, spool_want_id, NULL, names);
 }

@@ -203,15 +203,20 @@ erase_names_id(struct run *r, const char *p, size_t len)
 
 /* ---- reading and reporting ---- */
 
+/* For spool_dir_names: any name but a dot one. */
+static int
+want_undotted(const char *name, void *arg)
+{
+	(void)arg;
+	return name[0] != '.';
+}
+
 /* The names in a directory, sorted; dot names left out.  -1 on error. */
 ssize_t
 erase_names_of(int dfd, char ***out)
 {
-	DIR		*dir;
-	struct dirent	*de;
-	char		**v = NULL, **nv;
-	size_t		 n = 0, cap = 0;
-	int		 fd;
+	DIR	*dir;
+	int	 fd;
 
 	*out = NULL;
 	if ((fd = dup(dfd)) == -1 || (dir = fdopendir(fd)) == NULL) {
@@ -220,24 +225,7 @@ erase_names_of(int dfd, char ***out)
 		return -1;
 	}
 	rewinddir(dir);
-	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				break;
-			v = nv;
-		}
-		if ((v[n] = strdup(de->d_name)) == NULL)
-			break;
-		n++;
-	}
-	closedir(dir);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), spool_namecmp);
-	*out = v;
-	return (ssize_t)n;
+	return spool_dir_names(dir, want_undotted, NULL, out);
 }
 
 void

@@ -258,10 +258,13 @@ seg_of(const char *name, long long gen, const char **seg)
 	return 1;
 }
 
+/* For spool_dir_names: a segment of the generation *arg. */
 static int
-idcmp_desc(const void *a, const void *b)
+want_seg(const char *name, void *arg)
 {
-	return -strcmp(*(char *const *)a, *(char *const *)b);
+	const char	*seg;
+
+	return seg_of(name, *(const long long *)arg, &seg);
 }
 
 /*
@@ -271,12 +274,10 @@ idcmp_desc(const void *a, const void *b)
 static ssize_t
 seg_list(int cfd, long long gen, char ***out)
 {
-	DIR		*dir;
-	struct dirent	*de;
-	const char	*seg;
-	char		**v = NULL, **nv;
-	size_t		 n = 0, cap = 0;
-	int		 fd;
+	DIR	*dir;
+	char	**v, *t;
+	ssize_t	 n, i;
+	int	 fd;
 
 	*out = NULL;
 	if ((fd = dup(cfd)) == -1)
@@ -286,29 +287,20 @@ seg_list(int cfd, long long gen, char ***out)
 		return -1;
 	}
 	rewinddir(dir);
-	while ((de = readdir(dir)) != NULL) {
-		if (!seg_of(de->d_name, gen, &seg))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto fail;
-			v = nv;
-		}
-		if ((v[n] = strdup(seg)) == NULL)
-			goto fail;
-		n++;
+	if ((n = spool_dir_names(dir, want_seg, &gen, &v)) == -1)
+		return -1;
+	/* "GEN.ID" to "ID", the newest first. */
+	for (i = 0; i < n; i++) {
+		t = strchr(v[i], '.') + 1;
+		memmove(v[i], t, strlen(t) + 1);
 	}
-	closedir(dir);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), idcmp_desc);
+	for (i = 0; i < n / 2; i++) {
+		t = v[i];
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = t;
+	}
 	*out = v;
-	return (ssize_t)n;
-fail:
-	closedir(dir);
-	spool_names_free(v, n);
-	errno = ENOMEM;
-	return -1;
+	return n;
 }
 
 /*

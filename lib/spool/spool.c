@@ -267,19 +267,16 @@ spool_namecmp(const void *a, const void *b)
 }
 
 ssize_t
-spool_list(struct spool *s, enum spool_dir d, char ***names)
+spool_dir_names(DIR *dir, int (*want)(const char *, void *), void *arg,
+    char ***names)
 {
-	DIR		*dir;
 	struct dirent	*de;
 	char		**v = NULL, **nv;
 	size_t		 n = 0, cap = 0;
 
 	*names = NULL;
-	if ((dir = spool_open_state(s, d)) == NULL)
-		return -1;
 	while ((de = readdir(dir)) != NULL) {
-		if (!ulid_prefix(de->d_name) ||
-		    strlen(de->d_name) >= SPOOL_NAME_MAX)
+		if (!want(de->d_name, arg))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -292,7 +289,7 @@ spool_list(struct spool *s, enum spool_dir d, char ***names)
 		n++;
 	}
 	closedir(dir);
-	if (n > 0)
+	if (n > 1)
 		qsort(v, n, sizeof(*v), spool_namecmp);
 	*names = v;
 	return (ssize_t)n;
@@ -301,6 +298,24 @@ nomem:
 	spool_names_free(v, n);
 	errno = ENOMEM;
 	return -1;
+}
+
+int
+spool_want_id(const char *name, void *arg)
+{
+	(void)arg;
+	return ulid_prefix(name) && strlen(name) < SPOOL_NAME_MAX;
+}
+
+ssize_t
+spool_list(struct spool *s, enum spool_dir d, char ***names)
+{
+	DIR	*dir;
+
+	*names = NULL;
+	if ((dir = spool_open_state(s, d)) == NULL)
+		return -1;
+	return spool_dir_names(dir, spool_want_id, NULL, names);
 }
 
 void

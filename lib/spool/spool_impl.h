@@ -73,6 +73,17 @@ DIR		*spool_open_state(struct spool *, int d);
 int		 spool_subdir(int dfd, const char *name, int create);
 
 /*
+ * The names of the directory stream dir (closed here) that want takes
+ * (given arg), sorted: *names a malloc'd array of malloc'd strings
+ * (spool_names_free).  The count, or -1 with errno.
+ */
+ssize_t		 spool_dir_names(DIR *dir, int (*want)(const char *, void *),
+		    void *arg, char ***names);
+
+/* For spool_dir_names: a name that starts with an id. */
+int		 spool_want_id(const char *name, void *arg);
+
+/*
  * The file names of an area that start with an id, sorted (so by
  * time), as spool_list gives a state's.  The count, or -1 with errno
  * (ENOENT: no such area).
