@@ -62,7 +62,7 @@ LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
-		   inbox inbound list
+		   inbox inbound list metrics
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
@@ -79,6 +79,8 @@ LIBA		 = $(O)lib/libmsgspool.a
 CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 		   voice-deliver email-deliver attachments messages receipts \
 		   suppressions unsubscribe console
+# GET /metrics (spool/metrics.h).
+CGI_PROGS	+= metrics
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
 # The smpp provider: its entry points, then its session, messages,
@@ -129,6 +131,8 @@ DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 		   python3-jsonschema mandoc curl nginx fcgiwrap apache2-bin \
 		   busybox postfix spawn-fcgi chromium chromium-driver \
 		   python3-selenium
+# test_metrics.py parses GET /metrics with Prometheus' own parser.
+DEB_TEST	+= python3-prometheus-client
 DEB_BENCH	 = wrk kannel
 # make check-nfs: NFS server and clients as user-mode Linux kernels.
 DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2
@@ -214,6 +218,8 @@ CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/claimkeep_tasks.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
 		   daemon_inbox daemon_record daemon_bounce webhook daemon_routes
+# Its counts for GET /metrics (daemon_metrics.h).
+DAEMON_MODS	+= daemon_metrics
 DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)
@@ -254,7 +260,8 @@ $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -c -o $@ $<
 
 $(O)tests/unit/test_serve: $(O)tests/unit/cgirun.o tests/unit/cgirun.h
-$(O)tests/unit/test_spool $(O)tests/unit/test_spool_move: \
+$(O)tests/unit/test_spool $(O)tests/unit/test_spool_move \
+    $(O)tests/unit/test_metrics: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h

@@ -14,6 +14,7 @@ extern const struct endpoint ep_email_deliver;
 /* /console and /console/... */
 extern const struct endpoint ep_console;
 extern const struct endpoint ep_messages;	/* /messages/{id} */
+extern const struct endpoint ep_metrics;	/* /metrics */
 extern const struct endpoint ep_ott_deliver;	/* /ott/v1/deliver */
 extern const struct endpoint ep_ping;		/* /ping */
 extern const struct endpoint ep_receipts;	/* /receipts/{provider} */

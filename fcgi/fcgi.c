@@ -43,6 +43,7 @@ static const struct route {
 	{ "/email/v1/attachments",	&ep_attachments },
 	{ "/suppressions",		&ep_suppressions },
 	{ "/messages",			&ep_messages },
+	{ "/metrics",			&ep_metrics },
 	{ "/console",			&ep_console },
 };
 

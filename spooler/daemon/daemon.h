@@ -21,6 +21,7 @@ struct keeper;
 struct job;
 struct tidy;
 struct route_table;
+struct dmetrics;
 
 #define RECOVER_EVERY	30	/* seconds between scans of cur/ */
 #define PROMOTE_EVERY	60	/* at most this between scans of deferred/ */
@@ -96,6 +97,7 @@ struct daemon {
 	size_t		 ndone, donecap;
 	size_t		 spool_errors;	/* claims or records the spool refused */
 	time_t		 last_spool_log;
+	struct dmetrics	*metrics;	/* its counts (daemon_metrics.h) */
 };
 
 /* daemon_config.c */
@@ -153,6 +155,7 @@ struct receipts_run {
 	const struct config	*cfg;
 	int			 events;
 	int			 queued;
+	struct dmetrics		*metrics;	/* counted there */
 };
 int		 index_provider_id(struct spool *, const json_t *doc);
 int		 apply_receipt(void *run, const char *rname);

@@ -26,6 +26,7 @@
 #include "spool/spool.h"
 
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 
 /* One run of housekeeping on the keeper's thread: what is due, then
  * what came of it. */
@@ -38,6 +39,7 @@ struct tidy {
 	time_t			 next;	/* deferred/'s next due, 0: none */
 	int			 events;
 	int			 queued;	/* a message into new/ */
+	struct dmetrics		*metrics;
 };
 
 /* Files past their time: tmp/, keys, sent/, attachments, uploads. */
@@ -84,9 +86,9 @@ promote_next(time_t now, time_t next)
  */
 static int
 receive(struct spool *s, const struct config *cfg, time_t now,
-    long parts_wait, int *queued)
+    long parts_wait, int *queued, struct dmetrics *metrics)
 {
-	struct receipts_run	 rr = { s, cfg, 0, 0 };
+	struct receipts_run	 rr = { s, cfg, 0, 0, metrics };
 
 	spool_area_scan(s, "receipts", apply_receipt, &rr);
 	smpp_parts_join(s, cfg, NULL, now, parts_wait);
@@ -105,7 +107,7 @@ tidy_run(struct spool *s, void *arg)
 		t->promoted = spool_promote(s, t->now, &t->next);
 	if (t->receipts)
 		t->events = receive(s, t->cfg, t->now, t->parts_wait,
-		    &t->queued);
+		    &t->queued, t->metrics);
 	if (t->prune)
 		prune(s, t->now, t->retention, t->idem_ttl);
 }
@@ -141,6 +143,7 @@ tidy_shared(struct daemon *d, time_t now, int hold)
 	t->retention = d->retention;
 	t->idem_ttl = d->idem_ttl;
 	t->parts_wait = d->parts_wait;
+	t->metrics = d->metrics;
 	t->promote = now >= d->next_promote;
 	t->receipts = now >= d->next_receipts;
 	t->prune = now >= d->next_prune;
@@ -193,7 +196,7 @@ chores(struct daemon *d, time_t now, int hold)
 		}
 		if (now >= d->next_receipts) {
 			if (receive(d->spool, d->cfg, now, d->parts_wait,
-			    &queued))
+			    &queued, d->metrics))
 				webhooks_poke(d->wh);
 			if (queued)
 				d->new_dirty = 1;
@@ -201,6 +204,7 @@ chores(struct daemon *d, time_t now, int hold)
 		}
 	}
 	webhooks_run(d->wh, now);
+	dmetrics_tick(d, now);
 	/* On a shared spool the keeper's claiming thread does it. */
 	if (now >= d->next_recover) {
 		if (d->keeper == NULL && spool_recover(d->spool) > 0)

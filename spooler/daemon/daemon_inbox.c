@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "content/keyword.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 #include "spool/event.h"
 #include "spool/inbox.h"
 #include "spool/spool.h"
@@ -223,6 +224,13 @@ hand_inbound(void *arg, const char *name)
 		log_info("inbound %s: %s message from %s to %s, for %s", id,
 		    json_string_value(json_object_get(doc, "channel")),
 		    inbox_from(doc), inbox_to(doc), client);
+	}
+	{
+		const char *v[3] = { json_string_value(json_object_get(doc,
+		    "channel")), json_string_value(json_object_get(doc,
+		    "provider")), NULL };
+
+		dmetrics_count(d->metrics, "inbound", v);
 	}
 	/* Removed while still held: whoever locks it next finds it gone. */
 	spool_area_remove(d->spool, INBOX_NEW_AREA, name);

@@ -19,6 +19,7 @@
 #include "base/valid.h"
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
 #include "http/rate.h"
@@ -62,6 +63,33 @@ index_provider_id(struct spool *s, const json_t *doc)
  * first when the receipt says it can never be reached.  0, or 1 when it
  * could not be stored (the receipt is kept).
  */
+/*
+ * A message a receipt made final, for GET /metrics: its status
+ * (delivered, read, undelivered, failed) and the hour's delivered.
+ */
+static void
+count_final(struct receipts_run *d, const json_t *doc, const char *was)
+{
+	static const char *const finals[] = { "delivered", "read",
+	    "undelivered", "failed" };
+	const char	*now = msgdoc_status(doc, "sent"), *v[3];
+	size_t		 i;
+
+	if (d->metrics == NULL || strcmp(was, now) == 0)
+		return;
+	for (i = 0; i < sizeof(finals) / sizeof(finals[0]); i++)
+		if (strcmp(now, finals[i]) == 0) {
+			v[0] = json_string_value(json_object_get(doc,
+			    "channel"));
+			v[1] = now;
+			v[2] = NULL;
+			dmetrics_count(d->metrics, "completed", v);
+			if (i == 0)
+				dmetrics_hour(d->metrics, "delivered",
+				    time(NULL));
+		}
+}
+
 static int
 record_receipt(struct receipts_run *d, json_t *doc, const char *name,
     const json_t *r, const char *pmid, const char *status, time_t when,
@@ -101,6 +129,7 @@ record_receipt(struct receipts_run *d, json_t *doc, const char *name,
 			spool_area_remove(d->spool, EVENT_AREA, ev);
 		return 1;
 	}
+	count_final(d, doc, was);
 	return 0;
 }
 
@@ -163,9 +192,13 @@ apply_receipt(void *arg, const char *rname)
 				log_warn("receipts: %s %s for %s dropped: %s",
 				    prov ? prov : "?", status, msgid, why);
 			else if (!(keep = record_receipt(d, doc, name, r,
-			    pmid, status, when, json_object_get(r, "error"))))
+			    pmid, status, when, json_object_get(r, "error")))) {
+				const char *v[2] = { prov, NULL };
+
+				dmetrics_count(d->metrics, "receipts", v);
 				log_info("receipt %s: %s %s", msgid, prov,
 				    status);
+			}
 			json_decref(doc);
 		}
 	} else

@@ -21,6 +21,7 @@
 #include "base/valid.h"
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
 #include "http/rate.h"
@@ -83,6 +84,33 @@ job_refused(struct job *job, json_t *sup, int superr)
 }
 
 /*
+ * An attempt's outcome for GET /metrics: its result, a final failure,
+ * the hour's sent or failed.
+ */
+static void
+count_attempt(struct daemon *d, const struct job *job, const char *route,
+    enum msg_status st, time_t now)
+{
+	const char	*v[5];
+
+	v[0] = json_string_value(json_object_get(job->doc, "channel"));
+	v[1] = route;
+	v[2] = job->route->provider->name;
+	v[3] = st == MSG_OK ? "sent" : st == MSG_TEMPFAIL ? "retry" :
+	    "failed";
+	v[4] = NULL;
+	dmetrics_count(d->metrics, "attempts", v);
+	if (st == MSG_TEMPFAIL)
+		return;
+	dmetrics_hour(d->metrics, st == MSG_OK ? "sent" : "failed", now);
+	if (st != MSG_OK) {
+		v[1] = "failed";
+		v[2] = NULL;
+		dmetrics_count(d->metrics, "completed", v);
+	}
+}
+
+/*
  * Write the outcome of an attempt into the document and say where it
  * goes: sent/, deferred/ (with the next attempt) or failed/.
  */
@@ -121,6 +149,7 @@ outcome(struct daemon *d, struct job *job)
 		msgdoc_set_route(job->doc, route);
 		msgdoc_event_note(job->doc, route, st != MSG_OK ? job->err :
 		    NULL);
+		count_attempt(d, job, route, st, now);
 	}
 	return st == MSG_OK ? SPOOL_SENT : st == MSG_TEMPFAIL ?
 	    SPOOL_DEFERRED : SPOOL_FAILED;

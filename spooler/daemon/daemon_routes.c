@@ -27,6 +27,7 @@
 #include "base/rfc3339.h"
 #include "content/route.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 #include "spool/spool.h"
 
 /* The status file of a route that keeps failing: at most this often. */
@@ -313,6 +314,12 @@ job_failover(struct daemon *d, struct job *job, int stopping, time_t now)
 	    NULL);
 	msgdoc_set_route(job->doc, r->name);
 	msgdoc_event_note(job->doc, r->name, job->err);
+	{
+		const char *v[5] = { json_string_value(json_object_get(job->doc,
+		    "channel")), r->name, r->provider->name, "retry", NULL };
+
+		dmetrics_count(d->metrics, "attempts", v);
+	}
 	log_info("%s: route %s failed (%s); trying route %s", job->name,
 	    r->name, job->err, next->name);
 	job_reset(job);

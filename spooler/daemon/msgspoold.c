@@ -48,6 +48,7 @@
 #include "spool/suppress.h"
 
 #include "daemon/daemon.h"
+#include "daemon/daemon_metrics.h"
 
 static void	 start_job(struct daemon *, struct job *, json_t *, int);
 
@@ -300,7 +301,7 @@ reap(struct daemon *d)
 	struct job	*job;
 	struct route	*r;
 	CURLMsg		*m;
-	curl_off_t	 ra = 0;
+	curl_off_t	 ra = 0, total;
 	long		 code = 0;
 	size_t		 i;
 	int		 left;
@@ -321,6 +322,10 @@ reap(struct daemon *d)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 		    (char **)&job);
 		job->retry_after = policy_retry_after((long long)ra);
+		if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T,
+		    &total) == CURLE_OK)
+			dmetrics_duration(d->metrics, job->route->provider->name,
+			    (double)total / 1e6);
 		curl_multi_remove_handle(d->multi, m->easy_handle);
 		job->route->provider->finish(job->route->state, job,
 		    m->data.result, code);
@@ -555,6 +560,8 @@ main(int argc, char *argv[], char *envp[])
 	log_info("started: config %s, spool %s, concurrency %zu%s",
 	    d.config_path, spool_root(d.spool), d.concurrency,
 	    d.once ? ", once" : "");
+	d.metrics = dmetrics_new(d.spool, time(NULL));
+	webhooks_metrics(d.wh, d.metrics);
 	d.new_dirty = 1;
 	for (;;) {
 		if (reloading && d.inflight == 0 && d.recording == 0 &&
@@ -605,6 +612,10 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(d.done);
 	keeper_free(d.keeper);
+	/* Its counts as it stops (msgspoold(8), Metrics). */
+	dmetrics_write(&d, time(NULL));
+	webhooks_metrics(d.wh, NULL);
+	dmetrics_free(d.metrics);
 	chores_end(&d);
 	log_info("stopped");
 	if (d.ino != -1)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/webhook.h"
 #include "providers/policy.h"
 #include "spool/event.h"
@@ -74,6 +75,7 @@ struct webhooks {
 	size_t			 turn;		/* whose turn comes first */
 	int			 more;		/* due events left waiting */
 	struct seen		*seen, *seen_next; /* sorted by name */
+	struct dmetrics		*metrics;	/* results counted */
 	size_t			 nseen, nseen_next, seen_cap;
 };
 
@@ -238,10 +240,26 @@ webhooks_dirty(const struct webhooks *w)
 	return w->dirty && w->nhooks < w->cap;
 }
 
+/* A delivery's result for GET /metrics: ok, retry, failed. */
+static void
+count(struct webhooks *w, const char *result)
+{
+	const char	*v[2] = { result, NULL };
+
+	dmetrics_count(w->metrics, "webhooks", v);
+}
+
+void
+webhooks_metrics(struct webhooks *w, struct dmetrics *m)
+{
+	w->metrics = m;
+}
+
 /* Keep an event for the operator in events-failed/, with why. */
 static void
 give_up(struct webhooks *w, const char *name, json_t *ev, const char *why)
 {
+	count(w, "failed");
 	event_failed(ev, why, 0);
 	if (spool_area_store(w->spool, EVENT_FAILED_AREA,
 	    (const json_t **)&ev, 1) != MSG_OK) {
@@ -270,6 +288,7 @@ retry(struct webhooks *w, const char *name, json_t *ev, const char *why,
 		give_up(w, name, ev, why);
 		return;
 	}
+	count(w, "retry");
 	event_failed(ev, why, policy_not_before(&now, delay));
 	if (spool_area_store(w->spool, EVENT_AREA, (const json_t **)&ev, 1)
 	    != MSG_OK)
@@ -576,6 +595,7 @@ webhooks_reap(struct webhooks *w, CURL *easy, CURLcode rc, long code,
 		snprintf(why, sizeof(why), "HTTP %ld", code);
 	switch (policy_webhook_http(code)) {
 	case MSG_OK:
+		count(w, "ok");
 		spool_area_remove(w->spool, EVENT_AREA, h->name);
 		log_info("webhook %s %s to %s: %s", event_id(h->ev),
 		    event_type(h->ev), event_client(h->ev), why);

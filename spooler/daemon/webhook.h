@@ -20,6 +20,7 @@
 #include "spool/spool.h"
 
 struct webhooks;
+struct dmetrics;
 
 /*
  * A sender on multi (borrowed).  schedule: the retry waits in seconds
@@ -28,6 +29,8 @@ struct webhooks;
  * when schedule is not valid or out of memory.
  */
 struct webhooks	*webhooks_new(CURLM *multi, const char *schedule, int once);
+/* Where each delivery's result is counted (daemon_metrics.h); NULL: not. */
+void		 webhooks_metrics(struct webhooks *, struct dmetrics *);
 
 /* Abort the transfers in flight (their events stay due) and free. */
 void		 webhooks_free(struct webhooks *);

@@ -67,6 +67,8 @@ WEBSERVER_FILES = {
     # /unsubscribe/{token}: a POST from a mail program or a page's form,
     # with or without a body, and the page a GET gets
     "test_unsubscribe.py",
+    # /metrics: Authorization: Bearer as each server passes it on
+    "test_metrics.py",
 }
 
 

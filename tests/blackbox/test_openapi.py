@@ -48,6 +48,7 @@ PIPELINE_MESSAGES = {"200", "400", "401", "403", "404", "405", "500", "503"}
 STATUSES = {
     ("GET", "/ping"): {"200", "405", "500"},
     ("GET", "/templates"): {"200", "401", "403", "405", "500"},
+    ("GET", "/metrics"): {"200", "401", "403", "405", "500", "503"},
     ("POST", "/ott/v1/deliver"): {"200"} | SEND_POST,
     ("POST", "/sms/v1/deliver"): {"200", "202"} | SEND_POST,
     ("POST", "/sms/v1/deliver/batch"): {"200"} | SEND_POST,
@@ -119,6 +120,9 @@ def test_document_is_openapi_3_1_with_relative_server_and_api_key():
     for m, p in oc.operations():
         if (m, p) in NO_KEY:
             assert op(m, p)["security"] == [], f"{m} {p} needs no key"
+        elif (m, p) == ("GET", "/metrics"):
+            # The key as X-API-KEY or Authorization: Bearer.
+            assert op(m, p)["security"] == [{"ApiKey": []}, {"Bearer": []}]
         else:
             assert "security" not in op(m, p), f"{m} {p} overrides security"
 

@@ -66,6 +66,7 @@ ROUTES = {
     "/email/v1/attachments": "attachments",
     "/suppressions": "suppressions",
     "/messages": "messages",
+    "/metrics": "metrics",
     "/console": "console",
 }
 # Routes with a parameter: a prefix and the program that serves it.

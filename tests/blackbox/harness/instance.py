@@ -114,7 +114,7 @@ class Instance:
                                    "events", "events-failed", "rates", "idempotency",
                                    "claims", "status", "suppressions",
                                    "inbox", "inbox-new", "inbox-parts",
-                                   "lists"]:
+                                   "lists", "metrics"]:
             d = self.spool / sub
             if d.is_dir() and not d.is_symlink():
                 shutil.rmtree(d)

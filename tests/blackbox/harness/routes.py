@@ -22,6 +22,7 @@ ROUTES = [
     ("GET", "/receipts/{provider}", "receipts", "none: the provider's signature"),
     ("GET", "/unsubscribe/{token}", "unsubscribe", "none: the token"),
     ("POST", "/unsubscribe/{token}", "unsubscribe", "none: the token"),
+    ("GET", "/metrics", "metrics", "metrics"),
     ("GET", "/suppressions", "suppressions", "any valid key"),
     ("GET", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
     ("PUT", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),

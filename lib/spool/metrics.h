@@ -1,0 +1,72 @@
+/*
+ * metrics.h: GET /metrics and msgspoold's metrics-file, Prometheus' text
+ * format 0.0.4 (msgspool.conf(5) metrics-file, msgspoold(8) Metrics,
+ * conf/openapi.yaml /metrics).
+ *
+ * The gauges of the queue are read from the spool when the text is made:
+ * msgspool_queue_messages counts each state's files by readdir, and
+ * takes each one's channel from a cache, SPOOL/metrics/queue-STATE (a
+ * line "ID C" per file; a message's channel never changes), rewritten
+ * when the state's files changed; a file it does not list is read as
+ * far as its "channel" (the first 1 KiB; the whole document when the key
+ * is not there).  So 100,000 messages cost a readdir and a hash lookup
+ * each, and only new ones a read (msgspool-spool(5), metrics/).
+ * msgspool_queue_oldest_age_seconds is the time of the least id of
+ * new/ and deferred/ (ids start with their time).
+ *
+ * The counters come from msgspoold's state, SPOOL/status/daemon.json
+ * (msgspool-spool(5)), replaced whole every 15 s and when it stops:
+ *
+ *	{"pid", "host", "version", "started": UNIX, "heartbeat": UNIX,
+ *	 "attempts": [{"channel", "route", "provider",
+ *	     "result": "sent"|"retry"|"failed", "count"}],
+ *	 "completed": [{"channel", "status", "count"}],
+ *	 "receipts": [{"provider", "count"}],
+ *	 "inbound": [{"channel", "provider", "count"}],
+ *	 "webhooks": [{"result": "ok"|"retry"|"failed", "count"}],
+ *	 "durations": [{"provider", "le": [0.05, ..., 30],
+ *	     "buckets": [cumulative counts], "count", "sum"}],
+ *	 "routes": [{"route", "up": 0|1}],
+ *	 "hours": [{"hour": UNIX start of the UTC hour,
+ *	     "sent", "delivered", "failed"}]}
+ *
+ * ("hours" the last 24 hours, kept across restarts).  Without the file
+ * the counters are left out and the heartbeat is 0.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <time.h>
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "spool/spool.h"
+
+#ifndef MSGSPOOL_VERSION
+#define MSGSPOOL_VERSION	"0.1.0"
+#endif
+
+/* The name of msgspoold's state under status/. */
+#define METRICS_STATUS	"daemon"
+
+/* The Content-Type of the text. */
+#define METRICS_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+/* The request durations' bucket bounds, in seconds. */
+#define METRICS_NBUCKETS	9
+extern const double metrics_buckets[METRICS_NBUCKETS];
+
+/*
+ * Append label value v escaped as the format wants (\\, \", \n) to out.
+ */
+void	metrics_escape(struct buf *out, const char *v);
+
+/*
+ * The text of every metric: the queue of spool s at now, the counters
+ * of daemon (status/daemon.json's document, or NULL: none).  0, or -1
+ * (out of memory, a state directory unreadable).
+ */
+int	metrics_render(struct spool *s, const json_t *daemon, time_t now,
+	    struct buf *out);
+
+#endif
