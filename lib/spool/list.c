@@ -550,21 +550,26 @@ inbound_line(struct buf *b, const json_t *doc, time_t at)
 	return rc;
 }
 
-int
-list_note(struct spool *s, const json_t *doc, enum spool_dir dir)
+/*
+ * Note doc, an outbound message in state (or, state NULL, an inbound
+ * one), of client with id: its line appended.  A document of no client
+ * (made by hand) is on no list: 0.
+ */
+static int
+note(struct spool *s, const json_t *doc, const char *state,
+    const char *client, const char *id)
 {
 	struct buf	 b = { 0 };
-	const char	*id = msgdoc_id(doc), *client = msgdoc_client(doc);
 	int		 rc = -1;
 
 	if (id == NULL || !ulid_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* No client's (a document made by hand): on no list. */
 	if (client == NULL || !valid_client_id(client))
 		return 0;
-	if (outbound_line(&b, doc, spool_dirname(dir), 0) == 0)
+	if ((state != NULL ? outbound_line(&b, doc, state, 0) :
+	    inbound_line(&b, doc, 0)) == 0)
 		rc = append(s, client, id, b.p, b.len);
 	else
 		errno = ENOMEM;
@@ -573,25 +578,17 @@ list_note(struct spool *s, const json_t *doc, enum spool_dir dir)
 }
 
 int
+list_note(struct spool *s, const json_t *doc, enum spool_dir dir)
+{
+	return note(s, doc, spool_dirname(dir), msgdoc_client(doc),
+	    msgdoc_id(doc));
+}
+
+int
 list_note_inbound(struct spool *s, const json_t *doc)
 {
-	struct buf	 b = { 0 };
-	const char	*id, *client = inbox_client(doc);
-	int		 rc = -1;
-
-	if (client == NULL || !valid_client_id(client))
-		return 0;
-	id = json_string_value(json_object_get(doc, "id"));
-	if (id == NULL || !ulid_valid(id)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (inbound_line(&b, doc, 0) == 0)
-		rc = append(s, client, id, b.p, b.len);
-	else
-		errno = ENOMEM;
-	buf_free(&b);
-	return rc;
+	return note(s, doc, NULL, inbox_client(doc), json_string_value(
+	    json_object_get(doc, "id")));
 }
 
 int
