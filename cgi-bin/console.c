@@ -725,8 +725,10 @@ messages_page(struct console *c)
 		n = 0;
 		if (list_page(c->ctx->spool, json_string_value(val), &f,
 		    time(NULL), retention, &page, &n, next) == -1) {
-			log_err("console: list of %s: %s",
-			    json_string_value(val), strerror(errno));
+			/* A client with no list has no messages. */
+			if (errno != ENOENT)
+				log_err("console: list of %s: %s",
+				    json_string_value(val), strerror(errno));
 			continue;
 		}
 		buf_puts(&page, "]");

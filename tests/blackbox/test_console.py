@@ -291,6 +291,13 @@ def test_messages_across_clients(srv):
     assert idb in r.text and ida not in r.text
     r = req(srv, "GET", "/console/messages?client=acme", cookie=cookie)
     assert ida in r.text and idb not in r.text
+    r = req(srv, "GET", "/console/messages?client=nobody", cookie=cookie)
+    assert_page(r, 200)
+    assert ida not in r.text and idb not in r.text
+    r = req(srv, "GET", "/console/messages?client=%3Cscript%3E",
+            cookie=cookie)
+    assert_page(r, 400)
+    assert "<script>" not in r.text
     r = req(srv, "GET", "/console/messages?channel=fax", cookie=cookie)
     assert_page(r, 400)
     r = req(srv, "GET", "/console/messages/" + ida, cookie=cookie)
