@@ -464,3 +464,23 @@ def test_in_a_browser(srv, browser):
                timeout=15, what="the form after signing out")
     browser.get(srv.url("/console/messages"))
     assert browser.title == "Sign in - msgspool console"
+
+
+def test_overview_of_msgspoold(srv):
+    """What msgspoold writes (status/daemon.json) is what the overview
+    shows: its heartbeat, its version, the hour's messages sent."""
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    assert srv.sms().status_code == 202
+    srv.inst.daemon_once()
+    wait_until(lambda: (srv.inst.spool / "status" / "daemon.json").exists(),
+               timeout=15, what="msgspoold's status/daemon.json")
+    doc = json.loads((srv.inst.spool / "status" / "daemon.json")
+                     .read_text())
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert_page(r, 200)
+    assert re.search(r"heartbeat -?\d+ s ago", r.text), r.text
+    assert doc["version"] in r.text
+    # The SMS msgspoold just sent, in this hour's bar.
+    assert any(h.get("sent") for h in doc["hours"]), doc
+    assert '<rect class="sent"' in r.text, r.text
