@@ -12,8 +12,9 @@
  * KEYS FILE), posted by the sign-in form; the answer is a session
  * cookie, msgspool_console=CLIENT.EXPIRY.HMAC, the hex HMAC-SHA256 of
  * "msgspool-console:CLIENT.EXPIRY" keyed by the secret, good for 12
- * hours.  No state is kept: a cookie that does not verify, or has
- * expired, gets the sign-in form.  Every POST but the sign-in carries
+ * hours.  No state is kept: a cookie that does not verify, has
+ * expired, or names a client with no enabled key of the admin scope
+ * any more, gets the sign-in form.  Every POST but the sign-in carries
  * the field csrf, the hex HMAC-SHA256 of "msgspool-console-csrf:",
  * the action's name, ":" and the cookie's value; one without it, or
  * with another, is refused (403) and changes nothing.
@@ -85,6 +86,7 @@ static int		 csrf_ok(const struct console *, const json_t *,
 			    const char *);
 static struct response	*refused(void);
 static struct response	*see_other(const char *, const char *);
+static int		 client_is_admin(const struct console *, const char *);
 
 /* The hex HMAC-SHA256 of the concatenation of a, b and c under key. */
 static void
@@ -168,6 +170,8 @@ session(struct console *c)
 		if (!hex_equal(mac, d2 + 1))
 			return;
 		*d1 = '\0';
+		if (!client_is_admin(c, v))
+			return;
 		snprintf(c->client, sizeof(c->client), "%s", v);
 		*d1 = '.';
 		*d2 = '.';
@@ -175,6 +179,47 @@ session(struct console *c)
 		c->signed_in = 1;
 		return;
 	}
+}
+
+/*
+ * Whether client still has an enabled key of the admin scope in the keys
+ * file: a session ends when its client's key is disabled or loses admin
+ * (msgspool key disable), not only when it expires.
+ */
+static int
+client_is_admin(const struct console *c, const char *client)
+{
+	char		*keys, *line = NULL, *f[4], *p;
+	size_t		 cap = 0, n;
+	unsigned	 scopes;
+	FILE		*fp;
+	int		 ok = 0;
+
+	if ((keys = config_path(c->ctx->cfg, NULL, "keys", "keys")) == NULL)
+		return 0;
+	fp = fopen(keys, "re");
+	free(keys);
+	if (fp == NULL)
+		return 0;
+	while (!ok && getline(&line, &cap, fp) != -1) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (*line == '#' || *line == '\0')
+			continue;
+		for (n = 0, p = line; n < 4 && p != NULL; n++) {
+			f[n] = p;
+			if ((p = strchr(p, ':')) != NULL)
+				*p++ = '\0';
+		}
+		if (n < 3 || strcmp(f[0], client) != 0 ||
+		    keys_scopes_parse(f[2], &scopes) == -1 ||
+		    (scopes & SCOPE_ADMIN) == 0 ||
+		    (n == 4 && strstr(f[3], "disabled") != NULL))
+			continue;
+		ok = 1;
+	}
+	free(line);
+	fclose(fp);
+	return ok;
 }
 
 /* The security headers of every page, and no cache. */

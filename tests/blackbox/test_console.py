@@ -171,6 +171,28 @@ def test_tampered_and_expired_cookies(srv):
         assert "Overview" not in r.text, c
 
 
+def test_session_ends_with_its_key(srv):
+    """A session whose client's key is disabled, or no longer admin, is
+    over: the form again, its forms refused."""
+    keys = console_on(srv)
+    cookie = sign_in(srv, keys["ops"])
+    page = req(srv, "GET", "/console", cookie=cookie).text
+    token = csrf(page, "sign-out")
+    text = srv.inst.keys_file.read_text()
+    line = [ln for ln in text.splitlines() if ln.startswith("ops:")][0]
+    for changed in (line + ":disabled", line.replace(":admin", ":sms")):
+        srv.inst.keys_file.write_text(text.replace(line, changed))
+        r = req(srv, "GET", "/console", cookie=cookie)
+        assert_page(r, 200)
+        assert 'name="key"' in r.text and "Overview" not in r.text
+        r = req(srv, "POST", "/console/sign-out", cookie=cookie,
+                form={"csrf": token})
+        assert_page(r, 403)
+    srv.inst.keys_file.write_text(text)
+    r = req(srv, "GET", "/console", cookie=cookie)
+    assert "Overview" in r.text
+
+
 def test_post_without_token_refused(srv):
     keys = console_on(srv)
     cookie = sign_in(srv, keys["ops"])
