@@ -8,9 +8,13 @@ POST."""
 import hashlib
 import json
 import hmac
+import math
+import os
 import re
 import secrets
+import struct
 import time
+import zlib
 
 import pytest
 
@@ -446,9 +450,52 @@ def test_suppressions_page(srv):
     assert api() == []
 
 
-def test_in_a_browser(srv, browser):
-    """Headless Chromium: sign in with the form, read the overview, find
-    a message by its reference, cancel it with its button, sign out."""
+def screenshot_spool(srv):
+    """A few messages of several states and a day of msgspoold's hours
+    (status/daemon.json), for the overview's screenshot."""
+    inst = srv.inst
+    for i in range(3):
+        assert srv.sms(reference=f"other-{i}").status_code == 202
+    assert srv.sms(reference="later",
+                   sendAt="2099-01-01T00:00:00Z").status_code == 200
+    for state in ("sent", "sent", "failed"):
+        mid = srv.sms(reference="done").json()["smsId"]
+        inst.path("new", mid).rename(inst.path(state, mid))
+    now = int(time.time())
+    hour = now - now % 3600
+    hours = []
+    for h in range(24):     # a working day's curve, by the UTC hour
+        t = hour - h * 3600
+        day = max(0.0, math.sin(math.pi * ((t // 3600 % 24) - 5) / 16))
+        sent = 12 + int(110 * day) + h * 7 % 9
+        hours.append({"hour": t, "sent": sent,
+                      "delivered": sent - 3 - h % 7, "failed": 1 + h % 4})
+    (inst.spool / "status").mkdir(exist_ok=True)
+    (inst.spool / "status" / "daemon.json").write_text(json.dumps({
+        "pid": 1, "host": "gw1", "version": "0.1.0",
+        "started": now - 86400, "heartbeat": now - 3, "hours": hours}))
+
+
+def png_size(data):
+    """The width and height of a PNG that is one (its signature, its
+    IHDR, its image data inflating to more than one colour)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    idat, pos = b"", 8
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"IDAT":
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    assert len(set(zlib.decompress(idat))) > 16, "a PNG of one colour"
+    return width, height
+
+
+def test_in_a_browser(srv, browser, tmp_path):
+    """Headless Chromium: sign in with the form, read the overview (its
+    screenshot, README.md's, at MSGSPOOL_SCREENSHOT), find a message by
+    its reference, cancel it with its button, sign out."""
     from selenium.webdriver.common.by import By
 
     if SERVER == "busybox":
@@ -457,13 +504,32 @@ def test_in_a_browser(srv, browser):
     keys = console_on(srv)
     mid = srv.sms(reference="find-me").json()["smsId"]
     srv.sms(reference="not-me")
+    screenshot_spool(srv)
     browser.get(srv.url("/console"))
+    # A page 1200 x 1200 (the window's frame added): the overview whole.
+    browser.set_window_size(1200, 1200)
+    frame = 1200 - browser.execute_script("return window.innerHeight")
+    if frame > 0:
+        browser.set_window_size(1200, 1200 + frame)
     assert browser.title == "Sign in - msgspool console"
     browser.find_element(By.NAME, "key").send_keys(keys["ops"])
     browser.find_element(By.CSS_SELECTOR, "form button").click()
     wait_until(lambda: browser.title == "Overview - msgspool console",
                timeout=15, what="the overview after signing in")
     assert "heartbeat" in browser.page_source
+    # 24 hours of bars (23 if the hour turned since): 3 bars an hour.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg rect")) >= 69
+    # The chart is in the screenshot, not below it.
+    assert browser.execute_script(
+        "return document.querySelector('svg').getBoundingClientRect()"
+        ".bottom <= window.innerHeight")
+    shot = os.environ.get("MSGSPOOL_SCREENSHOT") or tmp_path / "console.png"
+    png = browser.get_screenshot_as_png()
+    width, height = png_size(png)
+    assert 1000 <= width <= 1200 and 1000 <= height <= 1200, (width, height)
+    assert len(png) > 20000, len(png)
+    with open(shot, "wb") as f:
+        f.write(png)
     browser.find_element(By.LINK_TEXT, "Messages").click()
     wait_until(lambda: browser.title == "Messages - msgspool console",
                timeout=15, what="the list of messages")
