@@ -714,6 +714,65 @@ def failover_lines(fo):
 SECTION_RE = re.compile(r"## (\d+)([a-z]?)\. ")
 
 
+def ops_lines(op):
+    """Section 12, GET /metrics and the console's overview over a spool
+    of many messages."""
+    total = op["clients"] * op["per_client"]
+    lines = ["## 12. Operations: GET /metrics and the console's overview over %s "
+             "messages" % thousands(total), ""]
+    cap = op["capture"]
+    if cap.get("error"):
+        return lines + ["Could not be measured: the templates' run failed: %s"
+                        % cap["error"], ""]
+    f, c, o = op["fill"], op["fill"]["counts"], op["once"]
+    lines += [
+        "The spool of section 9 (bench/bigspool.py: %d clients, %s SMS each, "
+        "written in %.1f s: sent/ %s, failed/ %s, deferred/ %s, new/ %s), then "
+        "msgspoold `--once` over it (SMS through the file provider; %.1f s, exit "
+        "%d), which %s status/daemon.json. A key of the scopes metrics and admin; "
+        "the console on (console-secret-file), signed in once with POST "
+        "/console/sign-in." % (
+            op["clients"], thousands(op["per_client"]), f["seconds"],
+            thousands(sum(c.get(k, 0) for k in ("sent", "delivered", "undelivered"))),
+            thousands(c.get("failed", 0)),
+            thousands(c.get("retrying", 0) + c.get("scheduled", 0)),
+            thousands(c.get("new", 0)), o["seconds"], o["rc"],
+            "left" if o["status"] else "**did not leave**"), ""]
+    lines += [
+        "The first GET /metrics of each server, its cache of the queue's "
+        "channels (SPOOL/metrics/queue-STATE) removed before it, so that every "
+        "file is read as far as its channel: " + "; ".join(
+            "%s %.0f ms (%d, %s of %s files in the queue's gauges%s)" % (
+                m["mode"], m["cold"]["ms"], m["cold"]["status"],
+                thousands(m["cold"]["queue"]), thousands(op["files"]),
+                ", msgspoold's heartbeat" if m["cold"]["heartbeat"]
+                else ", **no heartbeat**")
+            for m in op["modes"]) + ".", ""]
+    lines += [
+        "Then GET /metrics (X-API-KEY), GET /console (the overview, the "
+        "session's cookie) and GET /ping (what any request costs on this machine "
+        "at this load: no target) one after another, %d of each, on one "
+        "kept-alive connection (ms; p99 between the two greatest of %d):"
+        % (op["n"], op["n"]),
+        "",
+        "| Mode | Request | p50 | p99 | max | bytes | target p50 ≤ %d ms | not 200 |"
+        % op["target_ms"],
+        "|---|---|---|---|---|---|---|---|"]
+    for m in op["modes"]:
+        for name, label in (("metrics", "GET /metrics"),
+                            ("console", "GET /console (overview)"),
+                            ("ping", "GET /ping")):
+            r = m.get(name)
+            if r is None:
+                continue
+            lines.append("| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |" % (
+                m["mode"], label, r["p50_ms"], r["p99_ms"], r["max_ms"],
+                thousands(r["bytes"]), "—" if name == "ping"
+                else verdict(r["p50_ms"] <= op["target_ms"]),
+                "%d %s" % (r["nbad"], r["bad"]) if r["nbad"] else "0"))
+    return lines + [""]
+
+
 def split_sections(text):
     """text (a results.md) as its head, its sections [(key, lines)] in
     order, key (number, letter) of each title, and the line of the load
@@ -794,5 +853,7 @@ def render(res):
         lines += baseline_lines(res["baseline"])
     if "failover" in res:
         lines += failover_lines(res["failover"])
+    if "ops" in res:
+        lines += ops_lines(res["ops"])
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ writes the markdown from what it measured.
 """
 import argparse
 import base64
+import hashlib
 import json
 import os
 import random
@@ -993,12 +994,14 @@ class Client:
         self.key = key
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
 
-    def get(self, path):
+    def get(self, path, headers=None):
+        """GET path with headers (default: the client's X-API-KEY)."""
         import http.client
         t0 = time.perf_counter()
         for attempt in (0, 1):
             try:
-                self.conn.request("GET", path, headers={"X-API-KEY": self.key})
+                self.conn.request("GET", path, headers=headers if headers is not None
+                                  else {"X-API-KEY": self.key})
                 r = self.conn.getresponse()
                 body = r.read()
                 break
@@ -1362,6 +1365,139 @@ def bench_list(work, quick):
     return out
 
 
+# Issue 25: GET /metrics (lib/spool/metrics.c) and the operator console's
+# overview (cgi-bin/console.c) over the spool of the list section.
+
+# Requests of each, alternating, on one kept-alive connection.
+OPS_N = 51
+OPS_KEY = "bench-ops-key-0123456789abcdef"
+OPS_SECRET = "bench-console-secret-0123456789abcdef0123"
+# The issue's target: the p50 of each, in ms.
+OPS_TARGET_MS = 100
+
+
+def percentile(xs, q):
+    """The q-quantile of xs, linear between the two nearest ranks."""
+    xs = sorted(xs)
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def sign_in(srv, key):
+    """POST /console/sign-in key=KEY: the session cookie's value, or None
+    and what was answered."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", int(srv.url("/").split(":")[2]
+                                                       .split("/")[0]), timeout=60)
+    try:
+        conn.request("POST", "/console/sign-in", body=urllib.parse.urlencode(
+            {"key": key}), headers={"Content-Type": "application/x-www-form-urlencoded"})
+        r = conn.getresponse()
+        r.read()
+        m = re.match(r"msgspool_console=([^;]+)", r.getheader("Set-Cookie") or "")
+        return (m.group(1) if r.status == 303 and m else None), r.status
+    finally:
+        conn.close()
+
+
+def queue_total(text):
+    """The sum of msgspool_queue_messages in a text of GET /metrics."""
+    n = 0
+    for line in text.splitlines():
+        if line.startswith("msgspool_queue_messages{") or \
+                line.startswith("msgspool_queue_messages "):
+            n += int(float(line.rsplit(" ", 1)[1]))
+    return n
+
+
+def bench_ops(work, quick):
+    """GET /metrics (as a key of the metrics scope, X-API-KEY) and GET
+    /console (the overview, as a signed-in session of a key of the admin
+    scope) over a spool of 100,000 messages (10,000 with --quick; the list
+    section's, bench/bigspool.py), after msgspoold --once left its
+    status/daemon.json: OPS_N of each, alternating, on one kept-alive
+    connection, through CGI and msgspool-fcgi, GET /ping after each pair:
+    p50, p99 and the largest;
+    and before them the first GET /metrics, its cache of each state's
+    channels (SPOOL/metrics/) not yet written."""
+    import bigspool
+    per = (10000 if quick else 100000) // len(LIST_CLIENTS)
+    out = {"clients": len(LIST_CLIENTS), "per_client": per, "n": OPS_N,
+           "target_ms": OPS_TARGET_MS, "modes": []}
+    tmpl, cap = bigspool.capture(work, BUILD, BIN)
+    out["capture"] = cap
+    if cap["error"]:
+        return out
+    base = Path(work) / "ops"
+    base.mkdir(parents=True, exist_ok=True)
+    secret = base / "console.secret"
+    secret.write_text(OPS_SECRET + "\n")
+    secret.chmod(0o600)
+    # A top-level key: before list_conf()'s [sms].
+    inst = Instance(base, "console-secret-file = %s\n%s" % (secret, list_conf()))
+    with open(inst.base / "keys", "a") as f:
+        f.write("ops:%s:metrics,admin\n" % hashlib.sha256(OPS_KEY.encode()).hexdigest())
+    t0 = time.time()
+    filled = bigspool.fill(inst, tmpl, LIST_CLIENTS, per)
+    out["fill"] = {"seconds": time.time() - t0, "counts": filled["counts"]}
+    t0 = time.time()
+    with open(inst.base / "msgspoold-once.log", "wb") as log:
+        p = subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c",
+                            str(daemon_conf(inst, "once")), "--once"],
+                           stdout=log, stderr=subprocess.STDOUT, timeout=600)
+    out["once"] = {"seconds": time.time() - t0, "rc": p.returncode,
+                   "status": (inst.spool / "status" / "daemon.json").exists()}
+    files = sum(inst.count(d) for d in ("new", "deferred", "sent", "failed"))
+    out["files"] = files
+    for mode in ("CGI", "msgspool-fcgi"):
+        # Cold: the cache of the queue's channels not yet written.
+        shutil.rmtree(inst.spool / "metrics", ignore_errors=True)
+        srv = (Lighttpd(inst, BUILD / "cgi-bin", BIN / "noop") if mode == "CGI"
+               else LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "ops"))
+        row = {"mode": mode}
+        try:
+            c = Client(srv, OPS_KEY)
+            st, _, body, ms = c.get("/metrics")
+            text = body.decode("utf-8", "replace")
+            beat = re.search(r"^msgspool_daemon_heartbeat_timestamp_seconds (\S+)",
+                             text, re.M)
+            row["cold"] = {"ms": ms, "status": st, "queue": queue_total(text),
+                           "heartbeat": bool(beat and float(beat.group(1)) > 0)}
+            cookie, sst = sign_in(srv, OPS_KEY)
+            row["sign_in"] = sst
+            hm = {"X-API-KEY": OPS_KEY}
+            hc = {"Cookie": "msgspool_console=%s" % cookie}
+            # GET /ping beside them: what the server and the machine's
+            # load cost any request (the machine may be shared).
+            times = {"metrics": [], "console": [], "ping": []}
+            bad = {"metrics": [], "console": [], "ping": []}
+            sizes = {}
+            for _ in range(OPS_N):
+                for name, path, h in (("metrics", "/metrics", hm),
+                                      ("console", "/console", hc),
+                                      ("ping", "/ping", hm)):
+                    st, _, body, ms = c.get(path, h)
+                    times[name].append(ms)
+                    sizes[name] = len(body)
+                    # The overview of a session (its Sign out), with
+                    # msgspoold's heartbeat.
+                    if st != 200 or (name == "console" and (
+                            b"Sign out" not in body or b"heartbeat " not in body)):
+                        bad[name].append(st)
+            c.close()
+        finally:
+            srv.stop()
+        for name in times:
+            xs = times[name]
+            row[name] = {"p50_ms": percentile(xs, 0.5), "p99_ms": percentile(xs, 0.99),
+                         "max_ms": max(xs), "bytes": sizes.get(name, 0),
+                         "nbad": len(bad[name]), "bad": bad[name][:5]}
+        out["modes"].append(row)
+    return out
+
+
 
 # Issue 24: a channel's routes, failover at once to the next on a
 # temporary failure, a breaker per route (msgspool.conf(5), Routes).
@@ -1485,7 +1621,7 @@ def bench_failover(work, quick):
             "runs": runs}
 
 DEFAULT_ONLY = ("cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,"
-                "list,failover")
+                "list,failover,ops")
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
 DEFAULT_FCGI_WORKERS = 8
@@ -1532,6 +1668,8 @@ def measure(only, quick, baseline=None):
             res["list"] = bench_list(work, quick)
         if "failover" in only:
             res["failover"] = bench_failover(work, quick)
+        if "ops" in only:
+            res["ops"] = bench_ops(work, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res["load_end"] = os.getloadavg()[0]
