@@ -494,8 +494,10 @@ def png_size(data):
 
 def test_in_a_browser(srv, browser, tmp_path):
     """Headless Chromium: sign in with the form, read the overview (its
-    screenshot, README.md's, at MSGSPOOL_SCREENSHOT), find a message by
-    its reference, cancel it with its button, sign out."""
+    queue against the spool; its screenshot, README.md's, at
+    MSGSPOOL_SCREENSHOT), find a message by its reference, cancel it
+    with its button, retry a failed one, add and remove a suppression,
+    sign out."""
     from selenium.webdriver.common.by import By
 
     if SERVER == "busybox":
@@ -517,6 +519,15 @@ def test_in_a_browser(srv, browser, tmp_path):
     wait_until(lambda: browser.title == "Overview - msgspool console",
                timeout=15, what="the overview after signing in")
     assert "heartbeat" in browser.page_source
+    # The queue's numbers are the spool's, state by state.
+    rows = {}
+    for tr in browser.find_elements(By.XPATH, "//h2[text()='Queue']"
+                                    "/following-sibling::table[1]//tr"):
+        tds = tr.find_elements(By.TAG_NAME, "td")
+        if len(tds) == 2:
+            rows[tds[0].text] = int(tds[1].text)
+    for state in ("new", "deferred", "sent", "failed"):
+        assert rows[state] == len(srv.inst.ids(state)), (state, rows)
     # 24 hours of bars (23 if the hour turned since): 3 bars an hour.
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg rect")) >= 69
     # The chart is in the screenshot, not below it.
@@ -547,6 +558,29 @@ def test_in_a_browser(srv, browser, tmp_path):
                what="the message canceled")
     wait_until(lambda: "canceled" in browser.page_source, timeout=15,
                what="the page of the canceled message")
+    # A failed message sent again by its button.
+    failed = srv.inst.ids("failed")
+    gone = [m for m in failed if m != mid][0]
+    browser.get(srv.url("/console/messages/" + gone))
+    wait_until(lambda: browser.title == "Message - msgspool console",
+               timeout=15, what="the failed message's page")
+    browser.find_element(By.XPATH, "//button[text()='Retry now']").click()
+    wait_until(lambda: srv.inst.where(gone) == ["new"], timeout=15,
+               what="the failed message queued again")
+    # A suppression added and removed with the forms.
+    browser.find_element(By.LINK_TEXT, "Suppressions").click()
+    wait_until(lambda: browser.title == "Suppressions - msgspool console",
+               timeout=15, what="the suppressions")
+    browser.find_element(By.NAME, "client").send_keys("acme")
+    browser.find_element(By.NAME, "address").send_keys("+4915100000077")
+    browser.find_element(By.XPATH, "//button[text()='Suppress']").click()
+    wait_until(lambda: "+4915100000077" in browser.page_source, timeout=15,
+               what="the suppression listed")
+    assert srv.get("/suppressions/sms/%2B4915100000077").status_code == 200
+    browser.find_element(By.XPATH, "//button[text()='Remove']").click()
+    wait_until(lambda: "+4915100000077" not in browser.page_source,
+               timeout=15, what="the suppression gone")
+    assert srv.get("/suppressions/sms/%2B4915100000077").status_code == 404
     browser.find_element(By.XPATH, "//button[text()='Sign out']").click()
     wait_until(lambda: browser.title == "Sign in - msgspool console",
                timeout=15, what="the form after signing out")
