@@ -230,7 +230,9 @@ def test_postfix_bounce_reaches_the_message():
 
         t0 = time.monotonic()
         inst.daemon_once()
-        assert _status(server, bad)["status"] == "sent"
+        # Handed to Postfix; its bounce may be back, and applied by this
+        # very run, before we look.
+        assert _status(server, bad)["status"] in ("sent", "undelivered")
         assert _status(server, good)["status"] == "sent"
 
         # Postfix relays both; the sink refuses one; Postfix bounces it to
