@@ -207,6 +207,21 @@ head_write(int fd, const struct head *h)
 	return ftruncate(fd, n);
 }
 
+/* Lock fd's whole file (exclusive, waiting): 0, or -1 with errno. */
+static int
+lock_fd(int fd)
+{
+	struct flock	fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	while (fcntl(fd, F_SETLKW, &fl) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 /*
  * Open and lock (exclusive, waiting) the head of the client whose
  * directory is cfd.  The fd; closing it lets go.  -1 with errno.
@@ -214,19 +229,13 @@ head_write(int fd, const struct head *h)
 static int
 head_lock(int cfd, int create)
 {
-	struct flock	fl;
-	int		fd, e;
+	int	fd, e;
 
 	fd = openat(cfd, HEAD_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC |
 	    (create ? O_CREAT : 0), SPOOL_FILE_MODE | 0020);
 	if (fd == -1)
 		return -1;
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	while (fcntl(fd, F_SETLKW, &fl) == -1) {
-		if (errno == EINTR)
-			continue;
+	if (lock_fd(fd) == -1) {
 		e = errno;
 		close(fd);
 		errno = e;
@@ -402,7 +411,13 @@ append(struct spool *s, const char *client, const char *id,
 		goto out;
 	if (fd == -1 && (fd = seg_open_append(cfd, h.gen, seg, prev)) == -1)
 		goto out;
-	if (util_write_all(fd, text, len) == -1)
+	/*
+	 * The segment locked too, while it is written: on NFS a lock the
+	 * server gave away (a partition longer than the lease) fails the
+	 * write (EIO) rather than letting it land, late, over the lines
+	 * other hosts appended meanwhile at the same offset.
+	 */
+	if (lock_fd(fd) == -1 || util_write_all(fd, text, len) == -1)
 		goto out;
 	/* On NFS the data reaches the server here, before the lock goes. */
 	if (close(fd) == -1) {
