@@ -62,7 +62,8 @@ LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
-		   inbox inbound list metrics
+		   inbox inbound list list_seg list_page list_rewrite list_build \
+		   metrics
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
@@ -250,9 +251,10 @@ $(O)tests/unit/test_%: tests/unit/test_%.c $(O)tests/unit/testutil.o \
 # tests that need it: a temporary installation for the pipeline (cgirun.c),
 # a spool's fixture and checks of its files (spooldir.c), configs
 # written and parsed (conftext.c), a keys file and its lookups
-# (keysfile.c).
+# (keysfile.c), the lists' fixtures (listutil.c).
 UNIT_HELPERS	 = $(O)tests/unit/cgirun.o $(O)tests/unit/spooldir.o \
-		   $(O)tests/unit/conftext.o $(O)tests/unit/keysfile.o
+		   $(O)tests/unit/conftext.o $(O)tests/unit/keysfile.o \
+		   $(O)tests/unit/listutil.o
 
 $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
     tests/unit/testutil.h $(LIB_HDRS)
@@ -269,6 +271,9 @@ $(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
     $(O)tests/unit/keysfile.o tests/unit/keysfile.h
 $(O)tests/unit/test_tmpl $(O)tests/unit/test_tmpl_load: \
     tests/unit/tmplsample.h
+$(O)tests/unit/test_list $(O)tests/unit/test_list_page \
+    $(O)tests/unit/test_list_rewrite $(O)tests/unit/test_list_build: \
+    $(O)tests/unit/listutil.o tests/unit/listutil.h
 
 # A test build of three routes, of msgspoold and of the CLI with fault
 # points (FAULT, lib/base/util.h) in the modules of the durable write and

@@ -1,0 +1,109 @@
+/*
+ * test_list_seg.c: the files of a client's list (lib/spool/list_seg.c):
+ * a message's last line wins, a line cut short or not ours is left out,
+ * and the segment that holds an id.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/channel.h"
+#include "spool/list.h"
+#include "spool/list_impl.h"
+#include "spool/spool.h"
+#include "listutil.h"
+#include "testutil.h"
+
+static void
+test_fold(void **state)
+{
+	struct buf	 b = { 0 };
+	struct line	*v;
+	json_t		*o;
+	char		 id1[SPOOL_ID_LEN + 1], id2[SPOOL_ID_LEN + 1], h[17];
+	char		 line[512];
+	ssize_t		 n;
+	const char	*obj = "{\"id\":\"x\"}";
+
+	(void)state;
+	assert_int_equal(ulid_new(id1), 0);
+	assert_int_equal(ulid_new(id2), 0);
+	list_obj_hash(obj, strlen(obj), h);
+	buf_puts(&b, "#prev 1.01J0000000000000000000AAAA\n");
+	snprintf(line, sizeof(line), "%s\tqueued\toutbound\tsms\t1\t1\t+49\t"
+	    "\t%s\t%s\n", id1, h, obj);
+	buf_puts(&b, line);
+	snprintf(line, sizeof(line), "%s\tsent\toutbound\tsms\t1\t2\t+49\t"
+	    "\t%s\t%s\n", id1, h, obj);
+	buf_puts(&b, line);
+	buf_puts(&b, "not-an-id\tsent\n");
+	/* Being written: no newline yet. */
+	snprintf(line, sizeof(line), "%s\tqueued\toutbound\tsms\t1\t1\t+49",
+	    id2);
+	buf_puts(&b, line);
+	n = list_fold(b.p, b.len, &v);
+	assert_int_equal(n, 1);
+	assert_true(list_field_is(v[0].status, v[0].status_len, "sent"));
+	assert_true(list_line_intact(&v[0]));
+	assert_int_equal(v[0].at, 2);
+	o = json_loadb(v[0].json, v[0].json_len, 0, NULL);
+	assert_non_null(o);
+	json_decref(o);
+	free(v);
+	buf_free(&b);
+}
+
+static void
+test_seg_find(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 seg[SPOOL_ID_LEN + 1];
+	int		 cfd;
+
+	assert_non_null(f);
+	assert_true((cfd = list_client_dir(f->sp, "acme", 1)) != -1);
+	assert_int_equal(list_seg_find(cfd, 1, "01J0000000000000000000AAAA",
+	    seg), -1);
+	assert_int_equal(errno, ENOENT);
+	close(list_seg_open_append(cfd, 1, "01J0000000000000000000BBBB", NULL));
+	close(list_seg_open_append(cfd, 1, "01J0000000000000000000DDDD", NULL));
+	assert_int_equal(list_seg_find(cfd, 1, "01J0000000000000000000CCCC",
+	    seg), 0);
+	assert_string_equal(seg, "01J0000000000000000000BBBB");
+	/* Below every segment: the least holds it. */
+	assert_int_equal(list_seg_find(cfd, 1, "01J0000000000000000000AAAA",
+	    seg), 0);
+	assert_string_equal(seg, "01J0000000000000000000BBBB");
+	assert_int_equal(list_seg_find(cfd, 1, "01J0000000000000000000ZZZZ",
+	    seg), 0);
+	assert_string_equal(seg, "01J0000000000000000000DDDD");
+	/* Another generation's are not these. */
+	assert_int_equal(list_seg_find(cfd, 2, "01J0000000000000000000ZZZZ",
+	    seg), -1);
+	close(cfd);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fold),
+		cmocka_unit_test_setup_teardown(test_seg_find,
+		    tu_spool_setup_installed, tu_spool_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
