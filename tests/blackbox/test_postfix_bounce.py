@@ -259,7 +259,9 @@ def test_postfix_bounce_reaches_the_message():
                 flushed = time.monotonic()
             time.sleep(0.1)
         chain = time.monotonic() - t0
-        assert receipts.is_dir() and any(receipts.iterdir()), \
+        # Stored, or stored and applied already by the run above.
+        assert (receipts.is_dir() and any(receipts.iterdir())) or \
+            _status(server, bad)["status"] == "undelivered", \
             "Postfix delivered the bounce, but no receipt was stored"
 
         # What the sink saw: both from their own VERP address.
