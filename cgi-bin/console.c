@@ -172,7 +172,8 @@ session(struct console *c)
 		*d1 = '\0';
 		if (!client_is_admin(c, v))
 			return;
-		snprintf(c->client, sizeof(c->client), "%s", v);
+		/* At most CLIENT_ID_MAX, checked above. */
+		memcpy(c->client, v, strlen(v) + 1);
 		*d1 = '.';
 		*d2 = '.';
 		snprintf(c->cookie, sizeof(c->cookie), "%s", v);
@@ -888,7 +889,7 @@ message_page(struct console *c, const char *id)
 {
 	struct buf	 b = { 0 };
 	enum spool_dir	 dir;
-	char		 name[SPOOL_NAME_MAX], action[64], *text;
+	char		 name[SPOOL_NAME_MAX], action[320], *text;
 	json_t		*doc, *so;
 
 	if (!ulid_valid(id) || (doc = find_message(c, id, &dir, name)) ==
@@ -1014,7 +1015,7 @@ retry_message(struct console *c, const char *id)
 static struct response *
 message_post(struct console *c, const char *sub, const json_t *f)
 {
-	char		 id[SPOOL_ID_LEN + 1], action[64], loc[64];
+	char		 id[SPOOL_ID_LEN + 1], action[320], loc[64];
 	const char	*slash;
 	struct response	*r;
 
@@ -1195,7 +1196,7 @@ suppressions_post(struct console *c, const char *what, const json_t *f)
 			    "address"));
 	const char	*reason = json_string_value(json_object_get(f,
 			    "reason"));
-	char		 action[64];
+	char		 action[320];
 	int		 ch, rc;
 
 	if (strcmp(what, "add") != 0 && strcmp(what, "remove") != 0)
