@@ -43,6 +43,16 @@ from report import median, merge, render  # noqa: E402
 from slowhttp import DeadHTTP, SlowHTTP  # noqa: E402
 
 
+def stop_proc(p):
+    """Stop a process we started: SIGTERM, then SIGKILL after 10 s."""
+    p.terminate()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def mkdir(path):
     """path, a directory made if it was none."""
     Path(path).mkdir(parents=True, exist_ok=True)
@@ -894,12 +904,7 @@ def bench_received(work, quick):
             if len(times) >= n:
                 dt = times[n - 1] - t0
         finally:
-            d.terminate()
-            try:
-                d.wait(10)
-            except subprocess.TimeoutExpired:
-                d.kill()
-                d.wait()
+            stop_proc(d)
             log.close()
             hook.stop()
         got = hook_check(hook.recorded, ids)
@@ -1162,12 +1167,7 @@ def run_daemon(conf, log, done, limit):
         ok = wait_until(lambda: done() or d.poll() is not None, limit, 0.01)
         dt = time.time() - t0
     finally:
-        d.terminate()
-        try:
-            d.wait(10)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            d.wait()
+        stop_proc(d)
     return dt, ok and d.returncode in (0, -15), d.returncode, t0
 
 
