@@ -84,6 +84,12 @@ CGI_PROGS	 = ping templates sms-deliver sms-batch ott-deliver \
 CGI_PROGS	+= metrics
 MAGIC_PROGS	 = email-deliver attachments
 CGI_BINS	 = $(CGI_PROGS:%=$(O)cgi-bin/%)
+# The console's program in files by concern (cgi-bin/console.h): its
+# routes (console.c, the program), its session, its pages' frame, its
+# pages; the same objects link into msgspool-fcgi.
+CONSOLE_MODS	 = console_session console_html console_overview console_msgs \
+		   console_supp
+CONSOLE_OBJS	 = $(CONSOLE_MODS:%=$(O)cgi-bin/%.o)
 # The smpp provider: its entry points, then its session, messages,
 # receipts, inbound messages and PDUs (spooler/smpp.h), on libsmpp34.
 SMPP_MODS	 = provider_smpp smpp_session smpp_submit smpp_receipt \
@@ -100,7 +106,7 @@ DAEMON		 = $(O)spooler/msgspoold
 # linked dynamically with libfcgi; the CGI programs never link it.
 FCGI		 = $(O)fcgi/msgspool-fcgi
 FCGI_EP_OBJS	 = $(CGI_PROGS:%=$(O)fcgi/ep-%.o)
-FCGI_OBJS	 = $(O)fcgi/fcgi.o $(FCGI_EP_OBJS)
+FCGI_OBJS	 = $(O)fcgi/fcgi.o $(FCGI_EP_OBJS) $(CONSOLE_OBJS)
 FCGI_LIBS	 = -lfcgi
 CLI		 = $(O)spooler/msgspool
 BOUNCE		 = $(O)spooler/msgspool-bounce
@@ -175,7 +181,14 @@ $(O)cgi-bin/%: cgi-bin/%.c $(LIBA) $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) \
 	    $(if $(filter $*,$(MAGIC_PROGS)),,$(CGI_STATIC)) -o $@ $< \
+	    $(filter %.o,$^) \
 	    $(LIBA) $(LIBS_BASE) $(if $(filter $*,$(MAGIC_PROGS)),$(MAGIC_LIBS))
+
+$(O)cgi-bin/console: $(CONSOLE_OBJS) cgi-bin/console.h
+$(O)fcgi/ep-console.o: cgi-bin/console.h
+$(CONSOLE_OBJS): $(O)cgi-bin/%.o: cgi-bin/%.c cgi-bin/console.h $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)fcgi/ep-%.o: cgi-bin/%.c $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)

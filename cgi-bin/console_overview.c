@@ -1,0 +1,259 @@
+/*
+ * console_overview.c: GET /console, the console's overview (console.h;
+ * README.md, Operator console): msgspoold's health from its status file
+ * (status/daemon.json), the queue by state and by channel, the routes
+ * and their status files, and the last 24 hours as an SVG bar chart
+ * drawn here from the daemon's hourly counts.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "console.h"
+#include "content/route.h"
+#include "spool/spool.h"
+
+/* The entries of dir (no dot files); -1 when it cannot be read. */
+static long
+count_dir(const char *root, const char *area)
+{
+	char		 path[4096];
+	DIR		*d;
+	struct dirent	*e;
+	long		 n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", root, area);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* The channels a queue table shows, and one for any other. */
+static const char *const q_channels[] = { "sms", "ott", "email", "voice",
+    "other" };
+static const char *const q_states[] = { "new", "deferred", "cur" };
+/* Documents read per state for the table, at most (a page stays fast). */
+#define QUEUE_READ_MAX	5000
+
+/*
+ * Count the documents of area by channel into n[channel]; how many were
+ * left unread past QUEUE_READ_MAX into *more.
+ */
+static void
+count_channels(const char *root, const char *area, long n[5], long *more)
+{
+	char		 path[4096];
+	DIR		*d;
+	struct dirent	*e;
+	json_t		*doc;
+	const char	*ch;
+	size_t		 i;
+	long		 read = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", root, area);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (read++ >= QUEUE_READ_MAX) {
+			(*more)++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s/%s", root, area,
+		    e->d_name);
+		if ((doc = json_load_file(path, 0, NULL)) == NULL)
+			continue;	/* taken meanwhile, or not one */
+		ch = json_string_value(json_object_get(doc, "channel"));
+		for (i = 0; i < 4; i++)
+			if (ch != NULL && (strcmp(ch, q_channels[i]) == 0 ||
+			    (i == 1 && strncmp(ch, "ott.", 4) == 0)))
+				break;
+		n[i]++;
+		json_decref(doc);
+	}
+	closedir(d);
+}
+
+static void
+cell_str(struct buf *b, const json_t *v)
+{
+	buf_puts(b, "<td>");
+	if (json_is_string(v))
+		console_esc(b, json_string_value(v));
+	else if (json_is_integer(v))
+		console_printf(b, "%lld", (long long)json_integer_value(v));
+	buf_puts(b, "</td>");
+}
+
+/* The routes of the config and each one's status file. */
+static void
+routes_table(struct buf *b, const struct console *c)
+{
+	struct route_table	*t;
+	const struct route_conf	*rc;
+	json_t			*st;
+	char			 err[512], name[160];
+	size_t			 i;
+
+	buf_puts(b, "<h2>Routes</h2>\n");
+	if ((t = route_table_new(c->ctx->cfg, err, sizeof(err))) == NULL) {
+		buf_puts(b, "<p class=\"err\">");
+		console_esc(b, err);
+		buf_puts(b, "</p>\n");
+		return;
+	}
+	buf_puts(b, "<table>\n<tr><th>route</th><th>channel</th>"
+	    "<th>state</th><th>since</th><th>failures</th>"
+	    "<th>last error</th></tr>\n");
+	for (i = 0; (rc = route_at(t, i)) != NULL; i++) {
+		snprintf(name, sizeof(name), "route-%s", rc->name);
+		st = spool_status_get(c->ctx->spool, name);
+		buf_puts(b, "<tr><td>");
+		console_esc(b, rc->name);
+		buf_puts(b, "</td><td>");
+		console_esc(b, rc->channel);
+		buf_puts(b, "</td>");
+		if (st == NULL)
+			buf_puts(b, "<td>not reported</td><td></td><td></td>"
+			    "<td></td>");
+		else {
+			cell_str(b, json_object_get(st, "state"));
+			cell_str(b, json_object_get(st, "since"));
+			cell_str(b, json_object_get(st, "failures"));
+			cell_str(b, json_object_get(st, "lastError"));
+		}
+		buf_puts(b, "</tr>\n");
+		json_decref(st);
+	}
+	buf_puts(b, "</table>\n");
+	route_table_free(t);
+}
+
+/*
+ * The last 24 hours of status/daemon.json "hours" as an SVG bar chart:
+ * sent, delivered, failed of each hour side by side, drawn here.
+ */
+static void
+hours_chart(struct buf *b, const json_t *hours)
+{
+	static const char *const keys[] = { "sent", "delivered", "failed" };
+	static const char *const fills[] = { "#4a7ebb", "#3a9a4a",
+	    "#c0392b" };
+	long long	 v[24][3] = { { 0 } }, max = 0, start, h, now;
+	const json_t	*e;
+	size_t		 i, k;
+	int		 x, hgt;
+
+	now = (long long)time(NULL);
+	start = now - now % 3600 - 23 * 3600;
+	json_array_foreach(hours, i, e) {
+		if (!json_is_integer(json_object_get(e, "hour")))
+			continue;
+		h = (json_integer_value(json_object_get(e, "hour")) - start) /
+		    3600;
+		if (h < 0 || h > 23)
+			continue;
+		for (k = 0; k < 3; k++) {
+			json_t *n = json_object_get(e, keys[k]);
+
+			if (json_is_integer(n) && json_integer_value(n) > 0)
+				v[h][k] += json_integer_value(n);
+			if (v[h][k] > max)
+				max = v[h][k];
+		}
+	}
+	buf_puts(b, "<h2>Last 24 hours</h2>\n<svg xmlns=\"http://www.w3.org/"
+	    "2000/svg\" viewBox=\"0 0 480 120\" width=\"100%\" role=\"img\" "
+	    "aria-label=\"messages sent, delivered and failed per hour\">\n"
+	    "<line x1=\"0\" y1=\"100\" x2=\"480\" y2=\"100\" "
+	    "stroke=\"#888\"/>\n");
+	for (h = 0; h < 24; h++)
+		for (k = 0; k < 3; k++) {
+			if (v[h][k] == 0)
+				continue;
+			x = (int)(h * 20 + 2 + (long long)k * 5);
+			hgt = (int)(v[h][k] * 100 / max);
+			if (hgt < 1)
+				hgt = 1;
+			console_printf(b, "<rect class=\"%s\" x=\"%d\" "
+			    "y=\"%d\" width=\"5\" height=\"%d\" "
+			    "fill=\"%s\"><title>%s %lld</title></rect>\n",
+			    keys[k], x, 100 - hgt,
+			    hgt, fills[k], keys[k], v[h][k]);
+		}
+	console_printf(b, "<text x=\"0\" y=\"115\" font-size=\"10\">-24 h"
+	    "</text><text x=\"440\" y=\"115\" font-size=\"10\">now</text>"
+	    "</svg>\n<p>Bars: sent (blue), delivered (green), failed (red); "
+	    "the highest is %lld.</p>\n", max);
+}
+
+struct response *
+console_overview(struct console *c)
+{
+	static const char *const states[] = { "tmp", "new", "deferred",
+	    "cur", "sent", "failed" };
+	struct buf	 b = { 0 };
+	struct statvfs	 sv;
+	const char	*root = spool_root(c->ctx->spool);
+	json_t		*st, *v;
+	long		 n, per[3][5] = { { 0 } }, more = 0;
+	size_t		 i, j;
+
+	console_head(&b, "Overview");
+	console_nav(&b, c);
+	buf_puts(&b, "<h1>Overview</h1>\n<h2>Health</h2>\n<table>\n");
+	st = spool_status_get(c->ctx->spool, "daemon");
+	if (st != NULL && json_is_integer(v = json_object_get(st,
+	    "heartbeat")))
+		console_printf(&b, "<tr><th>msgspoold</th><td>heartbeat %lld s "
+		    "ago</td></tr>\n", (long long)time(NULL) -
+		    (long long)json_integer_value(v));
+	else
+		buf_puts(&b, "<tr><th>msgspoold</th><td>no heartbeat"
+		    "</td></tr>\n");
+	if (st != NULL && json_is_string(v = json_object_get(st,
+	    "version"))) {
+		buf_puts(&b, "<tr><th>version</th><td>");
+		console_esc(&b, json_string_value(v));
+		buf_puts(&b, "</td></tr>\n");
+	}
+	if (statvfs(root, &sv) == 0)
+		console_printf(&b, "<tr><th>spool free</th><td>%llu MiB</td>"
+		    "</tr>\n", (unsigned long long)sv.f_bavail * sv.f_frsize /
+		    (1024 * 1024));
+	buf_puts(&b, "</table>\n<h2>Queue</h2>\n<table>\n<tr><th>state</th>"
+	    "<th>messages</th></tr>\n");
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		n = count_dir(root, states[i]);
+		console_printf(&b, "<tr><td>%s</td><td>%ld</td></tr>\n",
+		    states[i], n < 0 ? 0 : n);
+	}
+	buf_puts(&b, "</table>\n<table>\n<tr><th>channel</th>");
+	for (i = 0; i < 3; i++) {
+		count_channels(root, q_states[i], per[i], &more);
+		console_printf(&b, "<th>%s</th>", q_states[i]);
+	}
+	buf_puts(&b, "</tr>\n");
+	for (j = 0; j < 5; j++) {
+		console_printf(&b, "<tr class=\"ch-%s\"><td>%s</td>",
+		    q_channels[j], q_channels[j]);
+		for (i = 0; i < 3; i++)
+			console_printf(&b, "<td>%ld</td>", per[i][j]);
+		buf_puts(&b, "</tr>\n");
+	}
+	buf_puts(&b, "</table>\n");
+	if (more > 0)
+		console_printf(&b, "<p>%ld more messages not read by "
+		    "channel.</p>\n", more);
+	routes_table(&b, c);
+	hours_chart(&b, st != NULL ? json_object_get(st, "hours") : NULL);
+	json_decref(st);
+	return console_finish(&b, 200);
+}
