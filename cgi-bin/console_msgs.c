@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "console.h"
 #include "base/channel.h"
@@ -21,7 +20,7 @@
 #include "base/ulid.h"
 #include "base/valid.h"
 #include "http/problem.h"
-#include "spool/event.h"
+#include "spool/cancel.h"
 #include "spool/inbox.h"
 #include "spool/list.h"
 #include "spool/msgdoc.h"
@@ -282,27 +281,18 @@ oom:
 	return response_error(500, "out of memory");
 }
 
-/* The message id, in any state but tmp/: its document, or NULL. */
+/* The message id of any client: its document, or NULL (logged). */
 static json_t *
 find_message(const struct console *c, const char *id,
     enum spool_dir *dir, char *name)
 {
 	char	err[512];
 	json_t	*doc;
-	int	tries;
 
-	for (tries = 0; tries < 3; tries++) {
-		if (spool_find(c->ctx->spool, id, dir, name) == -1)
-			return NULL;
-		if ((doc = spool_load(c->ctx->spool, *dir, name, err,
-		    sizeof(err))) != NULL)
-			return doc;
-		if (errno != ENOENT) {
-			log_err("console: %s", err);
-			return NULL;
-		}
-	}
-	return NULL;
+	if ((doc = spool_lookup(c->ctx->spool, id, NULL, dir, name, err,
+	    sizeof(err))) == NULL && errno != ENOENT)
+		log_err("console: %s", err);
+	return doc;
 }
 
 /* GET /console/messages/ID: status, events, document, what may be done. */
@@ -356,52 +346,39 @@ console_message_page(struct console *c, const char *id)
 }
 
 /*
- * Cancel as DELETE /messages/{id} does (cgi-bin/messages.c): take it
- * from new/ or deferred/ into cur/, record it canceled (its client's
- * webhook event first) in failed/.  NULL when done, else the page.
+ * Cancel as DELETE /messages/{id} does (spool_cancel, cancel.h), for
+ * any client.  NULL when done, else the page.
  */
 static struct response *
 cancel_message(struct console *c, const char *id)
 {
-	struct spool	*sp = c->ctx->spool;
-	enum spool_dir	 dir;
-	enum msg_status	 st;
-	json_t		*doc, *taken;
-	char		 name[SPOOL_NAME_MAX], err[512];
-	char		 evname[SPOOL_NAME_MAX];
-	int		 fd;
+	struct response	*r = NULL;
+	struct cancel	 cc;
 
-	if ((doc = find_message(c, id, &dir, name)) == NULL)
+	switch (spool_cancel(c->ctx->spool, c->ctx->cfg, id, NULL,
+	    time(NULL), &cc)) {
+	case CANCEL_DONE:
+		log_info("console: %s canceled %s", c->client, id);
+		break;
+	case CANCEL_ALREADY:
+		break;
+	case CANCEL_NOT_FOUND:
 		return console_error(c, 404, "Not found", "no such message");
-	json_decref(doc);
-	if (dir != SPOOL_NEW && dir != SPOOL_DEFERRED)
-		return console_error(c, 409, "Not canceled", "only a "
+	case CANCEL_TOO_LATE:
+		r = console_error(c, 409, "Not canceled", "only a "
 		    "scheduled, queued or retrying message can be canceled");
-	if ((fd = spool_take(sp, dir, name, &taken, err, sizeof(err))) ==
-	    -1)
-		return console_error(c, 409, "Not canceled", "msgspoold is on "
+		break;
+	case CANCEL_BUSY:
+		r = console_error(c, 409, "Not canceled", "msgspoold is on "
 		    "it now: look again");
-	if (taken == NULL) {
-		spool_move(sp, SPOOL_CUR, SPOOL_FAILED, name);
-		close(fd);
-		return console_error(c, 404, "Not found", "no such message");
+		break;
+	case CANCEL_ERROR:
+		log_err("console: cancel %s: %s", id, cc.err);
+		return console_error(c, cc.status == MSG_TEMPFAIL ? 503 : 500,
+		    "Not canceled", "the cancel cannot be recorded now");
 	}
-	msgdoc_cancel(taken, time(NULL));
-	st = event_record(sp, c->ctx->cfg, taken, "failed", time(NULL),
-	    evname);
-	if (st == MSG_OK && (st = spool_store(sp, SPOOL_FAILED, name, taken,
-	    SPOOL_CUR)) != MSG_OK && evname[0] != '\0')
-		spool_area_remove(sp, EVENT_AREA, evname);
-	json_decref(taken);
-	if (st != MSG_OK) {
-		spool_move(sp, SPOOL_CUR, dir, name);
-		close(fd);
-		return console_error(c, 503, "Not canceled", "the cancel "
-		    "cannot be recorded now");
-	}
-	close(fd);
-	log_info("console: %s canceled %s", c->client, id);
-	return NULL;
+	json_decref(cc.doc);
+	return r;
 }
 
 /* Retry now (msgspool(8) retry): from deferred/ or failed/. */

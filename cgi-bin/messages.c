@@ -29,7 +29,7 @@
 #include "endpoints.h"
 #include "http/cgi.h"
 #include "http/problem.h"
-#include "spool/event.h"
+#include "spool/cancel.h"
 #include "spool/inbox.h"
 #include "spool/list.h"
 #include "spool/receipt.h"
@@ -37,9 +37,6 @@
 
 /* Where lookup found an inbound message: in no state, in inbox/. */
 #define INBOUND_DIR	SPOOL__MAX
-
-/* Tries when the file moves between the lookup and the take. */
-#define CANCEL_TRIES	5
 
 /*
  * The id of the request's path: PATH_INFO "/ID" (the server mapped
@@ -114,33 +111,18 @@ lookup(struct ctx *ctx, const char *id, enum spool_dir *dir, char *name,
 {
 	json_t	*doc;
 	char	 err[512];
-	int	 tries;
 
 	*r = NULL;
-	/* A file can move between the stat and the read: look again. */
-	for (tries = 0; tries < CANCEL_TRIES; tries++) {
-		if (spool_find(ctx->spool, id, dir, name) == -1) {
-			if ((doc = lookup_inbound(ctx, id, dir, r)) != NULL ||
-			    *r != NULL)
-				return doc;
-			break;
-		}
-		if ((doc = spool_load(ctx->spool, *dir, name, err,
-		    sizeof(err))) != NULL) {
-			/* Another client's message does not exist for this one. */
-			if (strcmp(msgdoc_client(doc) ? msgdoc_client(doc) : "",
-			    ctx->client->id) != 0) {
-				json_decref(doc);
-				break;
-			}
-			return doc;
-		}
-		if (errno != ENOENT) {
-			log_err("messages: %s", err);
-			*r = response_error(500, "the message cannot be read");
-			return NULL;
-		}
+	if ((doc = spool_lookup(ctx->spool, id, ctx->client->id, dir, name,
+	    err, sizeof(err))) != NULL)
+		return doc;
+	if (errno != ENOENT) {
+		log_err("messages: %s", err);
+		*r = response_error(500, "the message cannot be read");
+		return NULL;
 	}
+	if ((doc = lookup_inbound(ctx, id, dir, r)) != NULL || *r != NULL)
+		return doc;
 	*r = not_found(id);
 	return NULL;
 }
@@ -155,109 +137,48 @@ status_reply(const json_t *doc, enum spool_dir dir)
 }
 
 /*
- * 409: the message is past canceling, or busy (a daemon holds its claim:
- * it is sending it, or recording how its try went).
- */
-static struct response *
-conflict(const json_t *doc, enum spool_dir dir, int busy)
-{
-	if (dir == INBOUND_DIR)
-		return problem_response(problem_new(409, "not-cancelable",
-		    "the message is inbound: it was received, not sent, and "
-		    "only a scheduled, queued or retrying message can be "
-		    "canceled"));
-	return problem_response(problem_new(409, "not-cancelable",
-	    "the message is %s: only a scheduled, queued or retrying "
-	    "message can be canceled", busy ? "sending" :
-	    msgdoc_status(doc, spool_dirname(dir))));
-}
-
-/*
- * Cancel the message the caller owns: take it from new/ or deferred/
- * into cur/ (as a daemon's claim), record it canceled in failed/, and
- * let go.  A message that is sending or further on is a 409.
+ * Cancel the message the caller owns (spool_cancel, cancel.h): 200 with
+ * its status, canceled; 409 when it is past canceling, inbound (it was
+ * received, not sent), or busy (a daemon holds its claim: it is sending
+ * it, or recording how its try went).
  */
 static struct response *
 cancel(struct ctx *ctx, const char *id)
 {
-	struct response	*r;
-	enum spool_dir	 dir;
-	enum msg_status	 st;
-	json_t		*doc, *taken;
-	char		 name[SPOOL_NAME_MAX], err[512];
-	char		 evname[SPOOL_NAME_MAX];
-	int		 tries, fd, busy = 0;
+	struct response		*r = NULL;
+	struct cancel		 c;
+	enum cancel_result	 cr;
+	enum spool_dir		 dir;
+	json_t			*doc;
 
-	for (tries = 0; tries < CANCEL_TRIES; tries++) {
-		if ((doc = lookup(ctx, id, &dir, name, &r)) == NULL)
-			return r;
-		/* Canceled already: the same answer again. */
-		if (dir == SPOOL_FAILED && strcmp(msgdoc_status(doc,
-		    spool_dirname(dir)), "canceled") == 0) {
-			r = status_reply(doc, dir);
-			json_decref(doc);
-			return r;
-		}
-		if (dir != SPOOL_NEW && dir != SPOOL_DEFERRED) {
-			r = conflict(doc, dir, 0);
-			json_decref(doc);
-			return r;
-		}
+	cr = spool_cancel(ctx->spool, ctx->cfg, id, ctx->client->id,
+	    time(NULL), &c);
+	switch (cr) {
+	case CANCEL_DONE:
+	case CANCEL_ALREADY:
+		r = status_reply(c.doc, c.dir);
+		break;
+	case CANCEL_NOT_FOUND:
+		if ((doc = lookup_inbound(ctx, id, &dir, &r)) == NULL)
+			return r != NULL ? r : not_found(id);
 		json_decref(doc);
-		fd = spool_take(ctx->spool, dir, name, &taken, err,
-		    sizeof(err));
-		if (fd == -1) {
-			/*
-			 * A daemon holds it now (its claim, or the claim in
-			 * cur/ whose outcome it is recording), or it moved:
-			 * look again, a little later each time.
-			 */
-			busy = errno == EBUSY;
-			if (errno == ENOENT || errno == EBUSY ||
-			    errno == EAGAIN) {
-				if (busy)
-					usleep(10000 << tries);
-				continue;
-			}
-			log_err("messages: cancel %s: %s", id, strerror(errno));
-			return response_error(errno == EROFS ||
-			    errno == ENOSPC ? 503 : 500,
-			    "the message cannot be canceled now");
-		}
-		if (taken == NULL) {
-			/* Not a spool file after all: set aside, as a daemon
-			 * would. */
-			spool_move(ctx->spool, SPOOL_CUR, SPOOL_FAILED, name);
-			close(fd);
-			return not_found(id);
-		}
-		msgdoc_cancel(taken, time(NULL));
-		/* Its client's webhook event first (msgspool-spool(5),
-		 * events/), so that a cancel is never missed. */
-		st = event_record(ctx->spool, ctx->cfg, taken, "failed",
-		    time(NULL), evname);
-		if (st == MSG_OK && (st = spool_store(ctx->spool, SPOOL_FAILED,
-		    name, taken, SPOOL_CUR)) != MSG_OK && evname[0] != '\0')
-			spool_area_remove(ctx->spool, EVENT_AREA, evname);
-		if (st != MSG_OK) {
-			/* Back where it was: the cancel did not happen. */
-			spool_move(ctx->spool, SPOOL_CUR, dir, name);
-			close(fd);
-			json_decref(taken);
-			return response_error(st == MSG_TEMPFAIL ? 503 : 500,
-			    "the message cannot be canceled now");
-		}
-		close(fd);
-		r = status_reply(taken, SPOOL_FAILED);
-		json_decref(taken);
-		return r;
+		return problem_response(problem_new(409, "not-cancelable",
+		    "the message is inbound: it was received, not sent, and "
+		    "only a scheduled, queued or retrying message can be "
+		    "canceled"));
+	case CANCEL_TOO_LATE:
+	case CANCEL_BUSY:
+		r = problem_response(problem_new(409, "not-cancelable",
+		    "the message is %s: only a scheduled, queued or retrying "
+		    "message can be canceled", cr == CANCEL_BUSY ? "sending" :
+		    msgdoc_status(c.doc, spool_dirname(c.dir))));
+		break;
+	case CANCEL_ERROR:
+		log_err("messages: cancel %s: %s", id, c.err);
+		return response_error(c.status == MSG_TEMPFAIL ? 503 : 500,
+		    "the message cannot be canceled now");
 	}
-	/* Still moving after every try: a daemon is on it. */
-	if ((doc = lookup(ctx, id, &dir, name, &r)) == NULL)
-		return r;
-	r = conflict(doc, dir, busy && (dir == SPOOL_NEW ||
-	    dir == SPOOL_DEFERRED));
-	json_decref(doc);
+	json_decref(c.doc);
 	return r;
 }
 
