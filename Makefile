@@ -68,8 +68,9 @@ LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
 LIB_SPOOL	+= erase erase_files
-# A message looked up by its id, and its cancel (spool/cancel.h).
-LIB_SPOOL	+= cancel
+# A message looked up by its id, and its cancel (spool/cancel.h); the
+# CGI programs' counters for GET /metrics (spool/counts.h).
+LIB_SPOOL	+= cancel counts
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
 LIB_MODULES	 = $(notdir $(LIB_SRCS))
@@ -278,7 +279,8 @@ $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
 
 $(O)tests/unit/test_serve: $(O)tests/unit/cgirun.o tests/unit/cgirun.h
 $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move \
-    $(O)tests/unit/test_metrics $(O)tests/unit/test_cancel: \
+    $(O)tests/unit/test_metrics $(O)tests/unit/test_cancel \
+    $(O)tests/unit/test_counts: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "spool/cancel.h"
+#include "spool/counts.h"
 #include "spool/event.h"
 #include "spool/msgdoc.h"
 
@@ -81,7 +82,7 @@ record(struct spool *s, const struct config *cfg, enum spool_dir from,
 {
 	enum msg_status	 st;
 	char		 evname[SPOOL_NAME_MAX];
-	int		 e;
+	int		 e, ch;
 
 	msgdoc_cancel(taken, now);
 	/*
@@ -105,6 +106,12 @@ record(struct spool *s, const struct config *cfg, enum spool_dir from,
 		return CANCEL_ERROR;
 	}
 	spool_release(s, name, fd);
+	/* Counted once it is true; a count lost is logged, the cancel
+	 * stands. */
+	if ((ch = channel_parse(msgdoc_channel(taken))) != -1 &&
+	    counts_add(s, COUNTS_CANCELED, (enum channel)ch) == -1)
+		log_warn("spool: %s: the count of canceled messages: %s",
+		    name, strerror(errno));
 	c->doc = taken;
 	c->dir = SPOOL_FAILED;
 	return CANCEL_DONE;

@@ -11,7 +11,8 @@
  * holds), so the cancel and a daemon never both win; it records its
  * client's webhook event (events/), then writes the document marked
  * canceled into failed/, which notes its status in its client's list
- * (list.h); then it lets go of the claim.
+ * (list.h); then it lets go of the claim, and counts the cancel for GET
+ * /metrics (counts.h, COUNTS_CANCELED).
  */
 #ifndef CANCEL_H
 #define CANCEL_H

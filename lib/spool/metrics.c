@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "base/channel.h"
+#include "base/log.h"
 #include "base/ulid.h"
+#include "spool/counts.h"
 #include "spool/metrics.h"
 
 const double metrics_buckets[METRICS_NBUCKETS] = {
@@ -34,7 +36,6 @@ static const enum spool_dir queue_states[] = {
  * Looked up in a hash table.  A cache that cannot be read or written
  * costs time, never a wrong count.
  */
-#define METRICS_AREA	"metrics"
 #define LINE_LEN	(ULID_LEN + 3)
 
 struct slot {
@@ -439,6 +440,34 @@ durations(struct buf *out, const json_t *daemon)
 	}
 }
 
+/*
+ * msgspool_messages_completed_total{status="canceled"}: the CGI
+ * programs' counter (counts.h; msgspoold cancels nothing); a channel
+ * with none is left out.
+ */
+static void
+canceled(struct spool *s, struct buf *out)
+{
+	unsigned long long	 v[CHANNEL__MAX];
+	const char		*lv[5];
+	int			 c;
+
+	if (counts_read(s, COUNTS_CANCELED, v) == -1)
+		log_warn("metrics: the count of canceled messages: %s",
+		    strerror(errno));
+	for (c = 0; c < CHANNEL__MAX; c++) {
+		if (v[c] == 0)
+			continue;
+		lv[0] = "channel";
+		lv[1] = channel_info((enum channel)c)->name;
+		lv[2] = "status";
+		lv[3] = "canceled";
+		lv[4] = NULL;
+		sample(out, "msgspool_messages_completed_total", lv,
+		    (double)v[c]);
+	}
+}
+
 int
 metrics_render(struct spool *s, const json_t *daemon, time_t now,
     struct buf *out)
@@ -510,6 +539,7 @@ metrics_render(struct spool *s, const json_t *daemon, time_t now,
 	    l_chan_route);
 	counter(out, daemon, "completed", "msgspool_messages_completed_total",
 	    "Messages that reached a final status.", l_completed);
+	canceled(s, out);
 	durations(out, daemon);
 	counter(out, daemon, "receipts", "msgspool_receipts_total",
 	    "Delivery receipts applied, by provider.", l_provider);

@@ -32,6 +32,11 @@
  *
  * ("hours" the last 24 hours, kept across restarts).  Without the file
  * the counters are left out and the heartbeat is 0.
+ *
+ * Cancels happen in the CGI programs, not in msgspoold:
+ * msgspool_messages_completed_total{status="canceled"} is the counter
+ * they keep in the spool (counts.h, COUNTS_CANCELED), shown for each
+ * channel that has one.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -45,6 +50,12 @@
 #ifndef MSGSPOOL_VERSION
 #define MSGSPOOL_VERSION	"0.1.0"
 #endif
+
+/*
+ * The spool's area of the queue's caches (below) and of the CGI
+ * programs' counters (counts.h): SPOOL/metrics/.
+ */
+#define METRICS_AREA	"metrics"
 
 /* The name of msgspoold's state under status/. */
 #define METRICS_STATUS	"daemon"

@@ -6,7 +6,7 @@ without the scope.  Every metric of the table is there with its type and
 labels; the queue's gauges are the spool's files by state and channel;
 after msgspoold --once against stand-ins that take a message, refuse one
 (400) and defer one (503), msgspool_attempts_total says so by route and
-result."""
+result; a cancel by DELETE /messages/{id} is counted as canceled."""
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -146,6 +146,27 @@ def test_attempts_by_result_after_msgspoold(srv, prom, daemons):
     assert hb[frozenset()] > 0
     up = samples(fams, "msgspool_route_up")
     assert set(dict(k)["route"] for k in up) == {"sms", "bad", "down"}
+
+
+def test_canceled_counted(srv, prom):
+    """A cancel happens in a CGI program, not in msgspoold: it is counted
+    in the spool (msgspool-spool(5), metrics/canceled), one for its
+    channel, once, however often it is canceled again."""
+    fams, _ = scrape(srv, prom)
+    c = samples(fams, "msgspool_messages_completed_total")
+    assert not any(("status", "canceled") in k for k in c), c
+    r = srv.post_json("/voice/v1/deliver", {"recipient": "+4915112345678",
+                                            "message": "hi"})
+    assert r.status_code == 202, r.text
+    vid = r.json()["callId"]
+    for _ in range(2):
+        r = srv.request("DELETE", "/messages/" + vid)
+        assert r.status_code == 200, r.text
+        assert r.json()["status"] == "canceled", r.text
+    fams, _ = scrape(srv, prom)
+    c = samples(fams, "msgspool_messages_completed_total")
+    assert c == {frozenset({("channel", "voice"),
+                            ("status", "canceled")}): 1}, c
 
 
 def test_bearer_and_refusals(srv, prom):

@@ -1,8 +1,9 @@
 /*
  * test_cancel.c: unit tests for lib/spool/cancel.c (cancel.h): a
  * message looked up by its id, for its client or any; its cancel from
- * new/ or deferred/ into failed/ with its webhook event and its line in
- * its client's list, the claim let go; the same answer again; a message
+ * new/ or deferred/ into failed/ with its webhook event, its line in
+ * its client's list and its count, the claim let go; the same answer
+ * again; a message
  * past canceling, another client's, or held by a daemon.
  */
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include "base/config.h"
 #include "base/msgspool.h"
 #include "spool/cancel.h"
+#include "spool/counts.h"
 #include "spool/list.h"
 #include "spool/msgdoc.h"
 #include "spool/spool.h"
@@ -113,6 +115,7 @@ test_cancel_queued(void **state)
 	struct cancel		 c;
 	char			 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
 	char			 next[SPOOL_ID_LEN + 1];
+	unsigned long long	 v[CHANNEL__MAX];
 	size_t			 n = 0;
 
 	json_decref(enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name)));
@@ -132,11 +135,17 @@ test_cancel_queued(void **state)
 	assert_non_null(strstr(page.p, id));
 	buf_free(&page);
 
+	assert_int_equal(counts_read(f->sp, COUNTS_CANCELED, v), 0);
+	assert_int_equal(v[CHANNEL_SMS], 1);
+
 	assert_int_equal(spool_cancel(f->sp, cfg, id, "acme", time(NULL),
 	    &c), CANCEL_ALREADY);
 	assert_int_equal(c.dir, SPOOL_FAILED);
 	json_decref(c.doc);
 	assert_int_equal(area_entries(f, "events"), 1);
+	/* Counted once. */
+	assert_int_equal(counts_read(f->sp, COUNTS_CANCELED, v), 0);
+	assert_int_equal(v[CHANNEL_SMS], 1);
 	config_free(cfg);
 }
 

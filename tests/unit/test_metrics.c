@@ -1,7 +1,7 @@
 /*
  * test_metrics.c: the Prometheus text of GET /metrics (metrics.h): the
- * queue by state and channel, the counters of msgspoold's state, label
- * values escaped.
+ * queue by state and channel, the counters of msgspoold's state, the
+ * canceled messages the CGI programs count, label values escaped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "base/ulid.h"
+#include "spool/counts.h"
 #include "spool/metrics.h"
 #include "spooldir.h"
 
@@ -149,6 +150,24 @@ test_cache(void **state)
 	free(t);
 }
 
+/* The canceled messages, counted by the CGI programs (counts.h). */
+static void
+test_canceled(void **state)
+{
+	const struct fixture *f = *state;
+	char	*t;
+
+	t = render(f, NULL);
+	assert_null(strstr(t, "status=\"canceled\""));
+	free(t);
+	assert_int_equal(counts_add(f->sp, COUNTS_CANCELED, CHANNEL_OTT), 0);
+	t = render(f, NULL);
+	assert_non_null(strstr(t, "msgspool_messages_completed_total{"
+	    "channel=\"ott\",status=\"canceled\"} 1\n"));
+	assert_null(strstr(t, "channel=\"sms\",status=\"canceled\""));
+	free(t);
+}
+
 static void
 test_escape(void **state)
 {
@@ -169,6 +188,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_counters, setup_spool,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup_spool,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_canceled, setup_spool,
 		    teardown),
 		cmocka_unit_test(test_escape),
 	};
