@@ -1386,14 +1386,24 @@ def percentile(xs, q):
 
 
 def sign_in(srv, key):
-    """POST /console/sign-in key=KEY: the session cookie's value, or None
-    and what was answered."""
+    """GET /console (the sign-in form: its token and pre-session cookie),
+    then POST /console/sign-in key=KEY: the session cookie's value, or
+    None and what was answered."""
     import http.client
     conn = http.client.HTTPConnection("127.0.0.1", int(srv.url("/").split(":")[2]
                                                        .split("/")[0]), timeout=60)
     try:
+        conn.request("GET", "/console")
+        r = conn.getresponse()
+        page = r.read().decode("utf-8", "replace")
+        pre = re.match(r"msgspool_console_pre=([^;]+)", r.getheader("Set-Cookie") or "")
+        tok = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        if not pre or not tok:
+            return None, r.status
         conn.request("POST", "/console/sign-in", body=urllib.parse.urlencode(
-            {"key": key}), headers={"Content-Type": "application/x-www-form-urlencoded"})
+            {"key": key, "csrf": tok.group(1)}),
+            headers={"Content-Type": "application/x-www-form-urlencoded",
+                     "Cookie": "msgspool_console_pre=" + pre.group(1)})
         r = conn.getresponse()
         r.read()
         m = re.match(r"msgspool_console=([^;]+)", r.getheader("Set-Cookie") or "")

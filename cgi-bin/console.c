@@ -62,9 +62,14 @@ sign_in(struct console *c, const json_t *f)
 	enum keys_result kr;
 	struct response	*r;
 
+	/* The form's token first: a form from elsewhere learns nothing of
+	 * the key it carries. */
+	if (!console_sign_in_ok(c, f))
+		return console_sign_in_page(c, 403, "This form has expired or "
+		    "did not come from this console: sign in again.");
 	if ((key = json_string_value(json_object_get(f, "key"))) == NULL ||
 	    *key == '\0')
-		return console_sign_in_page(403, "An API key of the admin "
+		return console_sign_in_page(c, 403, "An API key of the admin "
 		    "scope signs in.");
 	if ((keys = config_path(c->ctx->cfg, NULL, "keys", "keys")) == NULL)
 		return response_error(500, "out of memory");
@@ -77,7 +82,7 @@ sign_in(struct console *c, const json_t *f)
 	if (kr == KEYS_ERROR)
 		return response_error(500, "the keys file cannot be read");
 	if (kr != KEYS_OK || (cl.scopes & SCOPE_ADMIN) == 0)
-		return console_sign_in_page(403, "That key does not sign in "
+		return console_sign_in_page(c, 403, "That key does not sign in "
 		    "here: it takes an enabled key of the admin scope.");
 	if ((val = console_session_cookie(c, cl.id)) == NULL)
 		return response_error(500, "out of memory");
@@ -140,7 +145,7 @@ console(struct ctx *ctx)
 		    strncmp(sub, "/messages", 9) == 0 ||
 		    strcmp(sub, "/inbound") == 0 ||
 		    strcmp(sub, "/suppressions") == 0))
-			r = console_sign_in_page(200, NULL);
+			r = console_sign_in_page(&c, 200, NULL);
 		else if (*sub == '\0' || strcmp(sub, "/") == 0)
 			r = console_overview(&c);
 		else if (strcmp(sub, "/messages") == 0)

@@ -22,6 +22,15 @@
 #define MAC_HEX		(SHA256_DIGEST_SIZE * 2)
 /* CLIENT "." EXPIRY "." MAC */
 #define COOKIE_MAX	(CLIENT_ID_MAX + 1 + 20 + 1 + MAC_HEX)
+/*
+ * The pre-session cookie of the sign-in form: NONCE.EXPIRY.MAC, NONCE
+ * 32 hex digits, good for an hour, sent again once it has less than 10
+ * minutes left.
+ */
+#define PRE_NAME	"msgspool_console_pre"
+#define PRE_TTL		3600
+#define PRE_RENEW	600
+#define PRE_MAX		(32 + 1 + 20 + 1 + MAC_HEX)
 
 /* The state of one request: the key, the session. */
 struct console {
@@ -46,6 +55,17 @@ void		 console_session(struct console *);
  * value returned (the caller frees it); NULL out of memory.
  */
 char		*console_session_cookie(struct console *, const char *);
+/*
+ * The sign-in form's token (tok) and the Set-Cookie value of its
+ * pre-session cookie, or "" when the request's own is still good (the
+ * caller frees it); NULL out of memory or randomness.
+ */
+char		*console_pre_cookie(const struct console *, char [MAC_HEX + 1]);
+/*
+ * Whether the sign-in form f carries the token of the request's
+ * pre-session cookie, which verifies and has not expired.
+ */
+int		 console_sign_in_ok(const struct console *, const json_t *);
 /* The CSRF token of an action ("sign-out", "messages/ID/cancel", ...). */
 void		 console_csrf_token(const struct console *, const char *,
 		    char [MAC_HEX + 1]);
@@ -71,8 +91,12 @@ void		 console_post_button(struct buf *, const struct console *,
 void		 console_nav(struct buf *, const struct console *);
 /* The page b with status and the security headers; b is freed. */
 struct response	*console_finish(struct buf *, int);
-/* The sign-in form (status 200, or 403 with the error). */
-struct response	*console_sign_in_page(int, const char *);
+/*
+ * The sign-in form with its token, and its pre-session cookie when the
+ * request has none that is good (status 200, or 403 with the error).
+ */
+struct response	*console_sign_in_page(const struct console *, int,
+		    const char *);
 /* A page saying what is wrong with a request (400, 404, 409, ...). */
 struct response	*console_error(const struct console *, int,
 		    const char *, const char *);

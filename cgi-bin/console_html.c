@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "console.h"
@@ -86,10 +87,14 @@ console_finish(struct buf *b, int status)
 }
 
 struct response *
-console_sign_in_page(int status, const char *error)
+console_sign_in_page(const struct console *c, int status, const char *error)
 {
-	struct buf	b = { 0 };
+	struct buf	 b = { 0 };
+	struct response	*r;
+	char		 tok[MAC_HEX + 1], *set;
 
+	if ((set = console_pre_cookie(c, tok)) == NULL)
+		return response_error(500, "the sign-in form cannot be made");
 	console_head(&b, "Sign in");
 	buf_puts(&b, "<h1>msgspool console</h1>\n");
 	if (error != NULL) {
@@ -98,10 +103,20 @@ console_sign_in_page(int status, const char *error)
 		buf_puts(&b, "</p>\n");
 	}
 	buf_puts(&b, "<form method=\"post\" action=\"/console/sign-in\">\n"
-	    "<label>API key of the admin scope<br>\n<input type=\"password\" "
-	    "name=\"key\" autocomplete=\"current-password\" required>"
-	    "</label>\n<button type=\"submit\">Sign in</button>\n</form>\n");
-	return console_finish(&b, status);
+	    "<input type=\"hidden\" name=\"csrf\" value=\"");
+	buf_puts(&b, tok);
+	buf_puts(&b, "\">\n<label>API key of the admin scope<br>\n<input "
+	    "type=\"password\" name=\"key\" autocomplete=\"current-password\" "
+	    "required></label>\n<button type=\"submit\">Sign in</button>\n"
+	    "</form>\n");
+	r = console_finish(&b, status);
+	if (r != NULL && r->status == status && *set != '\0' &&
+	    response_header(r, "Set-Cookie", set) == -1) {
+		response_free(r);
+		r = response_error(500, "out of memory");
+	}
+	free(set);
+	return r;
 }
 
 /* A POST form of the session: its action, its token, a button. */

@@ -1,7 +1,8 @@
 """The operator console (README.md, Operator console; msgspool.conf(5)
 console-secret): off without its secret, sign-in with a key of the admin
 scope only, the session cookie (tampered, expired, signed out), the CSRF
-token of every POST, the overview, and the security headers of every
+token of every POST (the sign-in's tied to a pre-session cookie), the
+overview, and the security headers of every
 page.  Under every web server setup: /console and /console/PAGE, a form
 POST."""
 
@@ -56,10 +57,15 @@ def console_on(srv, on=True):
     return keys
 
 
-def req(srv, method, path, cookie=None, form=None, ctype=FORM):
+def req(srv, method, path, cookie=None, form=None, ctype=FORM, pre=None):
     h = {}
+    jar = []
     if cookie is not None:
-        h["Cookie"] = f"msgspool_console={cookie}"
+        jar.append(f"msgspool_console={cookie}")
+    if pre is not None:
+        jar.append(f"msgspool_console_pre={pre}")
+    if jar:
+        h["Cookie"] = "; ".join(jar)
     kw = {}
     if form is not None:
         kw["data"] = form
@@ -80,8 +86,40 @@ def assert_page(r, status):
     assert "<script" not in r.text.lower()
 
 
+def sign_in_form(srv, pre=None):
+    """GET /console, not signed in: the sign-in form's pre-session cookie
+    (the one sent, or pre when it was kept) and the form's token."""
+    r = req(srv, "GET", "/console", pre=pre)
+    assert_page(r, 200)
+    m = re.search(r'action="/console/sign-in">\n<input type="hidden" '
+                  r'name="csrf" value="([0-9a-f]{64})">', r.text)
+    assert m, r.text
+    set_cookie = r.headers.get("Set-Cookie", "")
+    c = re.match(r"msgspool_console_pre=([^;]+);", set_cookie)
+    if pre is None:
+        assert c, r.headers
+        for attr in ("HttpOnly", "SameSite=Strict", "Path=/console",
+                     "Max-Age=3600"):
+            assert attr in set_cookie, set_cookie
+        pre = c.group(1)
+    return pre, m.group(1)
+
+
+def pre_for(nonce, expiry, secret=SECRET):
+    """A pre-session cookie and its form's token, made as the console
+    makes them."""
+    v = f"{nonce}.{expiry}"
+    mac = hmac.new(secret.encode(), b"msgspool-console-pre:" + v.encode(),
+                   hashlib.sha256).hexdigest()
+    tok = hmac.new(secret.encode(), b"msgspool-console-sign-in:" +
+                   v.encode(), hashlib.sha256).hexdigest()
+    return f"{v}.{mac}", tok
+
+
 def sign_in(srv, key):
-    r = req(srv, "POST", "/console/sign-in", form={"key": key})
+    pre, tok = sign_in_form(srv)
+    r = req(srv, "POST", "/console/sign-in", form={"key": key, "csrf": tok},
+            pre=pre)
     assert r.status_code == 303, (r.status_code, r.text)
     assert r.headers["Location"] == "/console"
     set_cookie = r.headers["Set-Cookie"]
@@ -127,11 +165,60 @@ def test_sign_in_form(srv):
 
 def test_sign_in_refused_without_admin(srv):
     keys = console_on(srv)
+    pre, tok = sign_in_form(srv)
     for key in (keys["plain"], srv.inst.keys["acme"], "not-a-key", ""):
-        r = req(srv, "POST", "/console/sign-in", form={"key": key})
+        r = req(srv, "POST", "/console/sign-in",
+                form={"key": key, "csrf": tok}, pre=pre)
         assert_page(r, 403)
-        assert "Set-Cookie" not in r.headers
+        assert "msgspool_console=" not in r.headers.get("Set-Cookie", "")
         assert 'name="key"' in r.text
+
+
+def test_sign_in_token(srv):
+    """The sign-in form's token and its pre-session cookie (a signed
+    double submit): without either, with another's, a changed or an
+    expired cookie, a good key is refused (403, the form again) and no
+    session is made."""
+    keys = console_on(srv)
+    pre, tok = sign_in_form(srv)
+    # The form again with the cookie it set: the same token, no new one.
+    r = req(srv, "GET", "/console", pre=pre)
+    assert "Set-Cookie" not in r.headers
+    assert sign_in_form(srv, pre=pre) == (pre, tok)
+    pre2, tok2 = sign_in_form(srv)
+    assert (pre2, tok2) != (pre, tok)
+    nonce, expiry, mac = pre.split(".")
+    old_pre, old_tok = pre_for(nonce, int(time.time()) - 1)
+    other_pre, other_tok = pre_for(nonce, expiry, secret="y" * 40)
+    cases = [
+        (None, tok),                    # no cookie (a cross-site POST)
+        (pre, None),                    # no token
+        (pre, ""),
+        (pre, "0" * 64),
+        (pre, tok2),                    # another form's token
+        (pre2, tok),
+        (f"{nonce}.{int(expiry) + 1}.{mac}", tok),     # changed
+        (f"{nonce}.{expiry}.{'0' * 64}", tok),
+        (old_pre, old_tok),             # expired
+        (other_pre, other_tok),         # another secret
+        ("garbage", tok),
+    ]
+    for p, t in cases:
+        form = {"key": keys["ops"]}
+        if t is not None:
+            form["csrf"] = t
+        r = req(srv, "POST", "/console/sign-in", form=form, pre=p)
+        assert_page(r, 403)
+        assert "msgspool_console=" not in r.headers.get("Set-Cookie", ""), \
+            (p, t)
+        assert "did not come from this console" in r.text, (p, t)
+        assert 'name="key"' in r.text
+    # Made as the console makes it, with the secret: good.
+    p, t = pre_for("a" * 32, int(time.time()) + 600)
+    r = req(srv, "POST", "/console/sign-in",
+            form={"key": keys["ops"], "csrf": t}, pre=p)
+    assert r.status_code == 303, r.text
+    assert r.headers["Set-Cookie"].startswith("msgspool_console=ops.")
 
 
 def test_sign_in_overview_sign_out(srv):
