@@ -17,6 +17,13 @@ CGI_USER	?= www-data
 CGI_GROUP	?= www-data
 CGIDIR		 = $(PREFIX)/lib/msgspool/cgi-bin
 SHAREDIR	 = $(PREFIX)/share/msgspool
+# mkspool (conf/mkspool.sh), which lays out the spool.
+LIBEXECDIR	 = $(PREFIX)/lib/msgspool
+# The systemd units (the Debian package: /lib/systemd/system).
+UNITDIR		 = $(SHAREDIR)
+# The version: that of the newest entry of debian/changelog, its one place
+# (make deb, msgspool_build_info of GET /metrics, status/daemon.json).
+VERSION		:= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -27,7 +34,8 @@ NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 WARN		 = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 		   -Wmissing-prototypes -Wformat=2
 BASE_CPPFLAGS	 = -std=c11 -D_GNU_SOURCE -Ilib -Ispooler \
-		   -DMSGSPOOL_SYSCONFDIR='"$(SYSCONFDIR)"'
+		   -DMSGSPOOL_SYSCONFDIR='"$(SYSCONFDIR)"' \
+		   -DMSGSPOOL_VERSION='"$(VERSION)"'
 
 # Per-program libraries: no CGI program links libcurl; only the
 # attachment-handling ones (issue 3) link libmagic.
@@ -144,11 +152,14 @@ DEB_TEST	 = libcmocka-dev lighttpd python3 python3-pytest \
 # test_metrics.py parses GET /metrics with Prometheus' own parser.
 DEB_TEST	+= python3-prometheus-client
 DEB_BENCH	 = wrk kannel
+# make deb and make check-deb: the package's build and its test in a
+# fresh Debian 12 root.
+DEB_DEB		 = debhelper dpkg-dev fakeroot lintian mmdebstrap
 # make check-nfs: NFS server and clients as user-mode Linux kernels.
 DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2
 
 .PHONY: all build deps deps-test deps-bench check check-build check-nfs \
-	check-servers run install \
+	check-servers run install install-files deb \
 	uninstall sanitize bench fuzz clean FORCE
 .SUFFIXES:
 
@@ -174,6 +185,12 @@ $(O)lib/sysconfdir.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(SYSCONFDIR)' | cmp -s - $@ || echo '$(SYSCONFDIR)' >$@
 $(O)lib/base/config.o: $(O)lib/sysconfdir.stamp
+# The version is compiled in too, where it is used.
+$(O)lib/version.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+$(O)lib/spool/metrics.o $(O)spooler/daemon/daemon_metrics.o: \
+    $(O)lib/version.stamp
 FORCE:
 
 $(LIBA): $(LIB_OBJS)
@@ -424,8 +441,13 @@ WEB_CONFS	 = $(wildcard conf/*.conf)
 MAN5		 = $(wildcard man/*.5)
 MAN8		 = $(wildcard man/*.8)
 
+# install-files installs what is built without building (debian/rules).
 install: all
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
 	install -d $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/sbin \
+	    $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR) \
 	    $(DESTDIR)$(PREFIX)/share/man/man5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8
@@ -435,19 +457,20 @@ install: all
 	install -m 0755 $(CGI_BINS) $(DESTDIR)$(CGIDIR)/
 	install -m 0755 $(DAEMON) $(BOUNCE) $(FCGI) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 conf/mkspool.sh $(DESTDIR)$(LIBEXECDIR)/mkspool
 	install -m 0644 $(WEB_CONFS) conf/keys $(wildcard conf/openapi.yaml) \
 	    conf/postfix-bounce.cf \
 	    $(DESTDIR)$(SHAREDIR)/
-	$(SUBST) conf/msgspoold.service.in >$(DESTDIR)$(SHAREDIR)/msgspoold.service
+	$(SUBST) conf/msgspoold.service.in >$(DESTDIR)$(UNITDIR)/msgspoold.service
 	$(SUBST) conf/msgspool.cron.in >$(DESTDIR)$(SHAREDIR)/msgspool.cron
 	$(SUBST) conf/msgspool-fcgi.socket.in \
-	    >$(DESTDIR)$(SHAREDIR)/msgspool-fcgi.socket
+	    >$(DESTDIR)$(UNITDIR)/msgspool-fcgi.socket
 	$(SUBST) conf/msgspool-fcgi.service.in \
-	    >$(DESTDIR)$(SHAREDIR)/msgspool-fcgi.service
-	chmod 0644 $(DESTDIR)$(SHAREDIR)/msgspoold.service \
+	    >$(DESTDIR)$(UNITDIR)/msgspool-fcgi.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/msgspoold.service \
 	    $(DESTDIR)$(SHAREDIR)/msgspool.cron \
-	    $(DESTDIR)$(SHAREDIR)/msgspool-fcgi.socket \
-	    $(DESTDIR)$(SHAREDIR)/msgspool-fcgi.service
+	    $(DESTDIR)$(UNITDIR)/msgspool-fcgi.socket \
+	    $(DESTDIR)$(UNITDIR)/msgspool-fcgi.service
 	rm -rf $(DESTDIR)$(SHAREDIR)/templates
 	cp -R templates $(DESTDIR)$(SHAREDIR)/templates
 	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
@@ -458,22 +481,8 @@ install: all
 	    >$(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/keys ] || \
 	    install -m 0644 conf/keys $(DESTDIR)$(SYSCONFDIR)/msgspool/keys
-	@# The spool: the CGI user writes tmp/, new/, deferred/, uploads/,
-	@# blobs/, rates/ (each client's rate), idempotency/ (keys),
-	@# suppressions/ (each client's lists: the suppressions program),
-	@# inbox/, inbox-new/ and index/ (inbound messages: the receipts
-	@# program), and cur/ and failed/ for a client's cancel (setgid,
-	@# group-writable); it reads sent/; outbox/ is the daemon's alone.
-	install -d -m 0750 $(DESTDIR)$(SPOOLDIR)
-	for d in tmp new deferred uploads blobs receipts events rates \
-	    idempotency claims suppressions inbox inbox-new index; do \
-	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in cur failed; do \
-	    install -d -m 2770 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in sent events-failed status inbox-parts; do \
-	    install -d -m 2750 $(DESTDIR)$(SPOOLDIR)/$$d; done
-	for d in outbox; do \
-	    install -d -m 0700 $(DESTDIR)$(SPOOLDIR)/$$d; done
+	@# The spool, its directories with their modes (conf/mkspool.sh).
+	conf/mkspool.sh $(DESTDIR)$(SPOOLDIR)
 	@if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ]; then \
 	    getent passwd $(SPOOL_USER) >/dev/null || \
 	        useradd --system --no-create-home --home-dir $(SPOOLDIR) \
@@ -491,11 +500,33 @@ uninstall:
 	rm -f $(CGI_PROGS:%=$(DESTDIR)$(CGIDIR)/%) \
 	    $(DESTDIR)$(PREFIX)/sbin/msgspoold \
 	    $(DESTDIR)$(PREFIX)/sbin/msgspool-bounce \
-	    $(DESTDIR)$(PREFIX)/sbin/msgspool-fcgi $(DESTDIR)$(PREFIX)/bin/msgspool
+	    $(DESTDIR)$(PREFIX)/sbin/msgspool-fcgi $(DESTDIR)$(PREFIX)/bin/msgspool \
+	    $(DESTDIR)$(LIBEXECDIR)/mkspool
 	rm -f $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
 	    $(MAN8:man/%=$(DESTDIR)$(PREFIX)/share/man/man8/%)
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	-rmdir $(DESTDIR)$(CGIDIR) $(DESTDIR)$(PREFIX)/lib/msgspool
+
+# make deb: the Debian package (debian/, debian/README.Debian), built by
+# dpkg-buildpackage -b -us -uc in a copy of the tree's files (those git
+# tracks or does not ignore) under $(O)deb/src/, so that nothing is
+# written beside the sources; the .deb lands in $(O)deb/, and lintian
+# must find no error and no warning in it.
+DEB_ARCH	:= $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE	 = $(O)deb/msgspool_$(VERSION)_$(DEB_ARCH).deb
+deb:
+	@tests/deps.sh $(DEB_BUILD) $(DEB_DEB)
+	rm -rf $(O)deb/src && mkdir -p $(O)deb/src/msgspool
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	    git ls-files -z --cached --others --exclude-standard | \
+	    tar --null -T - --ignore-failed-read -cf - ; \
+	else tar --exclude=./build -cf - . ; fi | \
+	    tar -xf - -C $(O)deb/src/msgspool
+	cd $(O)deb/src/msgspool && dpkg-buildpackage -b -us -uc -j$(NPROC)
+	rm -f $(O)deb/msgspool_*.deb
+	mv $(O)deb/src/msgspool_*.deb $(O)deb/
+	lintian --fail-on error,warning $(DEB_FILE)
+	@ls -l $(DEB_FILE)
 
 # make bench: ratios against baselines measured in the same run; writes
 # bench/results.md.  Not a test: it never fails on a figure.

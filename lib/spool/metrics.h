@@ -47,8 +47,9 @@
 #include "base/buf.h"
 #include "spool/spool.h"
 
+/* The version, from the newest entry of debian/changelog (Makefile). */
 #ifndef MSGSPOOL_VERSION
-#define MSGSPOOL_VERSION	"0.1.0"
+#error "MSGSPOOL_VERSION: the Makefile defines it"
 #endif
 
 /*

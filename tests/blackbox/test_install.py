@@ -133,15 +133,21 @@ def test_spool_modes(dest):
     # idempotency/ (the records of Idempotency-Key), suppressions/
     # (each client's lists, written by the suppressions program), and
     # inbox/, inbox-new/ and index/ (inbound messages kept by the
-    # receipts program, once by their provider's id).
+    # receipts program, once by their provider's id), lists/ (each
+    # client's messages, added to by the send programs) and metrics/
+    # (GET /metrics' cache, a cancel's count).
     for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
               "failed", "receipts", "events", "rates", "idempotency",
-              "suppressions", "inbox", "inbox-new", "index"):
+              "suppressions", "inbox", "inbox-new", "index", "lists",
+              "metrics"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
     for d in ("sent", "events-failed", "status", "inbox-parts"):
         assert mode(spool / d) == 0o2750, d
     assert mode(spool / "outbox") == 0o700      # the daemon's alone
+    # The same script lays out the Debian package's spool.
+    mkspool = dest / ("." + PREFIX) / "lib/msgspool/mkspool"
+    assert mkspool.is_file() and mode(mkspool) == 0o755
 
 
 def test_second_install_keeps_edited_config(tmp_path):
