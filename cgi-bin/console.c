@@ -87,33 +87,81 @@ sign_in(struct console *c, const json_t *f)
 	if ((val = console_session_cookie(c, cl.id)) == NULL)
 		return response_error(500, "out of memory");
 	log_info("console: client '%s' signed in", cl.id);
-	r = console_see_other("/console", val);
+	r = console_see_other(c, "", val);
 	free(val);
 	return r;
 }
 
 /*
  * The path below /console of the request: "" for the console itself,
- * "/sign-in" and so on; NULL when it is not one of ours.
+ * "/sign-in" and so on ("" too when it is not one of ours); *base
+ * (when not NULL) where the console was reached: CONSOLE_BASE_CGI when
+ * the request's path starts with it (busybox httpd serves the program
+ * there only, console.h), else CONSOLE_BASE.
  */
 static const char *
-sub_path(const struct request *req, char *buf, size_t len)
+sub_path(const struct request *req, char *buf, size_t len,
+    const char **base)
 {
 	const char	*p;
 	char		*path, *q;
+	size_t		 n = strlen(CONSOLE_BASE_CGI);
 
-	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/') {
-		snprintf(buf, len, "%s", p);
-		return buf;
-	}
 	*buf = '\0';
-	if ((path = cgi_path(cgi_env(req->envp, "REQUEST_URI"))) == NULL)
-		return buf;
-	if ((q = strstr(path, "/console")) != NULL &&
+	if (base != NULL)
+		*base = CONSOLE_BASE;
+	path = cgi_path(cgi_env(req->envp, "REQUEST_URI"));
+	if (path != NULL && base != NULL && strncmp(path, CONSOLE_BASE_CGI,
+	    n) == 0 && (path[n] == '\0' || path[n] == '/'))
+		*base = CONSOLE_BASE_CGI;
+	if ((p = cgi_env(req->envp, "PATH_INFO")) != NULL && *p == '/')
+		snprintf(buf, len, "%s", p);
+	else if (path != NULL && (q = strstr(path, "/console")) != NULL &&
 	    (q[8] == '\0' || q[8] == '/'))
 		snprintf(buf, len, "%s", q + 8);
 	free(path);
 	return buf;
+}
+
+/*
+ * The methods of the console's path: a page GET, a form POST (an
+ * unknown path either, and 404).
+ */
+static const char *
+methods(const struct request *req)
+{
+	char		 sub[256];
+	const char	*slash;
+
+	sub_path(req, sub, sizeof(sub), NULL);
+	if (*sub == '\0' || strcmp(sub, "/") == 0 ||
+	    strcmp(sub, "/messages") == 0 || strcmp(sub, "/inbound") == 0 ||
+	    strcmp(sub, "/suppressions") == 0)
+		return "GET";
+	if (strcmp(sub, "/sign-in") == 0 || strcmp(sub, "/sign-out") == 0 ||
+	    strcmp(sub, "/suppressions/add") == 0 ||
+	    strcmp(sub, "/suppressions/remove") == 0)
+		return "POST";
+	if (strncmp(sub, "/messages/", 10) == 0) {
+		slash = strchr(sub + 10, '/');
+		if (slash == NULL)
+			return "GET";
+		if (strcmp(slash, "/cancel") == 0 ||
+		    strcmp(slash, "/retry") == 0)
+			return "POST";
+	}
+	return "GET, POST";
+}
+
+/* Signed out: the session cookie cleared, the form again. */
+static struct response *
+sign_out(const struct console *c)
+{
+	char	set[128];
+
+	snprintf(set, sizeof(set), COOKIE_NAME "=; Max-Age=0; Path=%s; "
+	    "HttpOnly; SameSite=Strict", c->base);
+	return console_see_other(c, "", set);
 }
 
 static struct response *
@@ -138,8 +186,8 @@ console(struct ctx *ctx)
 	free(secret);
 	if (c.key == NULL)
 		return response_error(500, "out of memory");
+	sub_path(ctx->req, sub, sizeof(sub), &c.base);
 	console_session(&c);
-	sub_path(ctx->req, sub, sizeof(sub));
 	if (!post) {
 		if (!c.signed_in && (*sub == '\0' || strcmp(sub, "/") == 0 ||
 		    strncmp(sub, "/messages", 9) == 0 ||
@@ -166,9 +214,8 @@ console(struct ctx *ctx)
 	if (strcmp(sub, "/sign-in") == 0)
 		r = sign_in(&c, f);
 	else if (strcmp(sub, "/sign-out") == 0)
-		r = !console_csrf_ok(&c, f, "sign-out") ? console_refused() :
-		    console_see_other("/console", COOKIE_NAME "=; Max-Age=0; "
-		    "Path=/console; HttpOnly; SameSite=Strict");
+		r = !console_csrf_ok(&c, f, "sign-out") ?
+		    console_refused(&c) : sign_out(&c);
 	else if (strncmp(sub, "/messages/", 10) == 0)
 		r = console_message_post(&c, sub + 10, f);
 	else if (strncmp(sub, "/suppressions/", 14) == 0)
@@ -185,6 +232,7 @@ done:
 
 const struct endpoint ep_console = {
 	.method = "GET, POST",
+	.methods = methods,
 	.needs_key = 0,
 	.scope = 0,
 	/* A form (application/x-www-form-urlencoded), parsed here. */

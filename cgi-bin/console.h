@@ -32,9 +32,17 @@
 #define PRE_RENEW	600
 #define PRE_MAX		(32 + 1 + 20 + 1 + MAC_HEX)
 
+/*
+ * Where the console is: /console, or /cgi-bin/console where the web
+ * server cannot map /console to the program (busybox httpd).
+ */
+#define CONSOLE_BASE		"/console"
+#define CONSOLE_BASE_CGI	"/cgi-bin/console"
+
 /* The state of one request: the key, the session. */
 struct console {
 	struct ctx	*ctx;
+	const char	*base;		/* CONSOLE_BASE or CONSOLE_BASE_CGI */
 	unsigned char	*key;
 	size_t		 keylen;
 	int		 signed_in;
@@ -101,9 +109,13 @@ struct response	*console_sign_in_page(const struct console *, int,
 struct response	*console_error(const struct console *, int,
 		    const char *, const char *);
 /* 403: a form without its token; nothing was changed. */
-struct response	*console_refused(void);
-/* 303 to location, with a Set-Cookie when cookie_header is not NULL. */
-struct response	*console_see_other(const char *, const char *);
+struct response	*console_refused(const struct console *);
+/*
+ * 303 to the console's page sub ("" the overview, "/messages/ID"), with
+ * a Set-Cookie when cookie_header is not NULL.
+ */
+struct response	*console_see_other(const struct console *, const char *,
+		    const char *);
 
 /* The pages: console_overview.c, console_msgs.c, console_supp.c. */
 struct response	*console_overview(struct console *);

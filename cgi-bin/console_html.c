@@ -102,8 +102,10 @@ console_sign_in_page(const struct console *c, int status, const char *error)
 		console_esc(&b, error);
 		buf_puts(&b, "</p>\n");
 	}
-	buf_puts(&b, "<form method=\"post\" action=\"/console/sign-in\">\n"
-	    "<input type=\"hidden\" name=\"csrf\" value=\"");
+	buf_puts(&b, "<form method=\"post\" action=\"");
+	buf_puts(&b, c->base);
+	buf_puts(&b, "/sign-in\">\n<input type=\"hidden\" name=\"csrf\" "
+	    "value=\"");
 	buf_puts(&b, tok);
 	buf_puts(&b, "\">\n<label>API key of the admin scope<br>\n<input "
 	    "type=\"password\" name=\"key\" autocomplete=\"current-password\" "
@@ -127,7 +129,9 @@ console_post_button(struct buf *b, const struct console *c,
 	char	tok[MAC_HEX + 1];
 
 	console_csrf_token(c, action, tok);
-	buf_puts(b, "<form method=\"post\" action=\"/console/");
+	buf_puts(b, "<form method=\"post\" action=\"");
+	buf_puts(b, c->base);
+	buf_putc(b, '/');
 	console_esc(b, action);
 	buf_puts(b, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
 	buf_puts(b, tok);
@@ -139,11 +143,10 @@ console_post_button(struct buf *b, const struct console *c,
 void
 console_nav(struct buf *b, const struct console *c)
 {
-	buf_puts(b, "<nav><a href=\"/console\">Overview</a> | <a href=\""
-	    "/console/messages\">Messages</a> | <a href=\"/console/inbound\">"
-	    "Inbound</a> | <a href=\"/console/suppressions\">Suppressions</a> "
-	    "| signed in as "
-	    "<strong>");
+	console_printf(b, "<nav><a href=\"%s\">Overview</a> | <a href=\""
+	    "%s/messages\">Messages</a> | <a href=\"%s/inbound\">Inbound</a> "
+	    "| <a href=\"%s/suppressions\">Suppressions</a> | signed in as "
+	    "<strong>", c->base, c->base, c->base, c->base);
 	console_esc(b, c->client);
 	buf_puts(b, "</strong> ");
 	console_post_button(b, c, "sign-out", "Sign out");
@@ -178,10 +181,13 @@ console_cell(struct buf *b, const json_t *o, const char *key)
 }
 
 struct response *
-console_see_other(const char *location, const char *cookie_header)
+console_see_other(const struct console *c, const char *sub,
+    const char *cookie_header)
 {
 	struct response	*r;
+	char		 location[320];
 
+	snprintf(location, sizeof(location), "%s%s", c->base, sub);
 	r = response_new(303, "text/plain; charset=utf-8", "", 0);
 	if (r != NULL && (page_headers(r) == -1 ||
 	    response_header(r, "Location", location) == -1 ||
@@ -194,15 +200,16 @@ console_see_other(const char *location, const char *cookie_header)
 }
 
 struct response *
-console_refused(void)
+console_refused(const struct console *c)
 {
 	struct buf	b = { 0 };
 
 	console_head(&b, "Refused");
 	buf_puts(&b, "<h1>Refused</h1>\n<p class=\"err\">This form has "
 	    "expired or did not come from this console: nothing was "
-	    "changed.</p>\n<p><a href=\"/console\">Back to the console</a>"
-	    "</p>\n");
+	    "changed.</p>\n<p><a href=\"");
+	buf_puts(&b, c->base);
+	buf_puts(&b, "\">Back to the console</a></p>\n");
 	return console_finish(&b, 403);
 }
 

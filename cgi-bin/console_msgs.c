@@ -221,7 +221,9 @@ console_messages_page(struct console *c)
 		console_head(&b, "Messages");
 		console_nav(&b, c);
 		buf_puts(&b, "<h1>Messages</h1>\n<form method=\"get\" "
-		    "action=\"/console/messages\">\n");
+		    "action=\"");
+		buf_puts(&b, c->base);
+		buf_puts(&b, "/messages\">\n");
 		for (k = 0; k < sizeof(names) / sizeof(names[0]) - 1; k++)
 			filter_input(&b, q, names[k]);
 		buf_puts(&b, "<button type=\"submit\">Find</button>\n</form>\n"
@@ -231,7 +233,9 @@ console_messages_page(struct console *c)
 		for (k = 0; k < n && k < PAGE_MESSAGES; k++) {
 			o = v2[k];
 			id = json_string_value(json_object_get(o, "id"));
-			buf_puts(&b, "<tr><td><a href=\"/console/messages/");
+			buf_puts(&b, "<tr><td><a href=\"");
+			buf_puts(&b, c->base);
+			buf_puts(&b, "/messages/");
 			console_esc(&b, id != NULL ? id : "");
 			buf_puts(&b, "\">");
 			console_esc(&b, id != NULL ? id : "");
@@ -249,8 +253,9 @@ console_messages_page(struct console *c)
 		more = n > PAGE_MESSAGES;
 		if (more) {
 			/* The same query, after the last shown. */
-			buf_puts(&b, "<form method=\"get\" "
-			    "action=\"/console/messages\">\n");
+			buf_puts(&b, "<form method=\"get\" action=\"");
+			buf_puts(&b, c->base);
+			buf_puts(&b, "/messages\">\n");
 			json_object_foreach(q, key, val) {
 				if (strcmp(key, "after") == 0)
 					continue;
@@ -429,12 +434,12 @@ console_message_post(struct console *c, const char *sub,
 		return console_error(c, 404, "Not found", "no such form");
 	snprintf(action, sizeof(action), "messages/%s", sub);
 	if (!console_csrf_ok(c, f, action))
-		return console_refused();
+		return console_refused(c);
 	r = *slash == 'c' ? cancel_message(c, id) : retry_message(c, id);
 	if (r != NULL)
 		return r;
-	snprintf(loc, sizeof(loc), "/console/messages/%s", id);
-	return console_see_other(loc, NULL);
+	snprintf(loc, sizeof(loc), "/messages/%s", id);
+	return console_see_other(c, loc, NULL);
 }
 
 /* Inbound messages a page shows: the newest. */

@@ -210,9 +210,9 @@ console_pre_cookie(const struct console *c, char tok[MAC_HEX + 1])
 	    PRE_TTL);
 	mac_hex(c, "msgspool-console-pre:", v, "", mac);
 	mac_hex(c, "msgspool-console-sign-in:", v, "", tok);
-	if (asprintf(&hdr, PRE_NAME "=%s.%s; Max-Age=%d; Path=/console; "
-	    "HttpOnly; SameSite=Strict%s", v, mac, PRE_TTL, https(c) ?
-	    "; Secure" : "") == -1)
+	if (asprintf(&hdr, PRE_NAME "=%s.%s; Max-Age=%d; Path=%s; "
+	    "HttpOnly; SameSite=Strict%s", v, mac, PRE_TTL, c->base,
+	    https(c) ? "; Secure" : "") == -1)
 		return NULL;
 	return hdr;
 }
@@ -276,9 +276,9 @@ console_session_cookie(struct console *c, const char *client)
 	snprintf(c->cookie, sizeof(c->cookie), "%s.%lld", client,
 	    (long long)time(NULL) + SESSION_TTL);
 	mac_hex(c, "msgspool-console:", c->cookie, "", mac);
-	if (asprintf(&val, COOKIE_NAME "=%s.%s; Max-Age=%d; Path=/console; "
+	if (asprintf(&val, COOKIE_NAME "=%s.%s; Max-Age=%d; Path=%s; "
 	    "HttpOnly; SameSite=Strict%s", c->cookie, mac, SESSION_TTL,
-	    https(c) ? "; Secure" : "") == -1)
+	    c->base, https(c) ? "; Secure" : "") == -1)
 		return NULL;
 	return val;
 }

@@ -47,8 +47,9 @@ console_suppressions_page(struct console *c)
 	console_nav(&b, c);
 	buf_puts(&b, "<h1>Suppressions</h1>\n");
 	console_csrf_token(c, "suppressions/add", tok);
-	buf_puts(&b, "<form method=\"post\" action=\"/console/suppressions/"
-	    "add\">");
+	buf_puts(&b, "<form method=\"post\" action=\"");
+	buf_puts(&b, c->base);
+	buf_puts(&b, "/suppressions/add\">");
 	hidden(&b, "csrf", tok);
 	buf_puts(&b, "\n<label>client <input name=\"client\" required "
 	    "size=\"10\"></label>\n<label>channel <select name=\"channel\">"
@@ -71,8 +72,9 @@ console_suppressions_page(struct console *c)
 		buf_puts(&b, "<tr>");
 		for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
 			console_cell(&b, o, cols[k]);
-		buf_puts(&b, "<td><form method=\"post\" action=\"/console/"
-		    "suppressions/remove\">");
+		buf_puts(&b, "<td><form method=\"post\" action=\"");
+		buf_puts(&b, c->base);
+		buf_puts(&b, "/suppressions/remove\">");
 		hidden(&b, "csrf", tok);
 		hidden(&b, "client", json_string_value(json_object_get(o,
 		    "client")));
@@ -109,7 +111,7 @@ console_suppressions_post(struct console *c, const char *what,
 	snprintf(action, sizeof(action), "suppressions/%s", *what == 'a' ?
 	    "add" : "remove");
 	if (!console_csrf_ok(c, f, action))
-		return console_refused();
+		return console_refused(c);
 	if (client == NULL || !valid_client_id(client))
 		return console_error(c, 400, "Not done", "client: not a client "
 		    "id");
@@ -135,5 +137,5 @@ console_suppressions_post(struct console *c, const char *what,
 	}
 	log_info("console: %s %s %s %s for %s", c->client, *what == 'a' ?
 	    "suppressed" : "removed the suppression of", chan, addr, client);
-	return console_see_other("/console/suppressions", NULL);
+	return console_see_other(c, "/suppressions", NULL);
 }

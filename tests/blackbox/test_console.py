@@ -4,7 +4,8 @@ scope only, the session cookie (tampered, expired, signed out), the CSRF
 token of every POST (the sign-in's tied to a pre-session cookie), the
 overview, and the security headers of every
 page.  Under every web server setup: /console and /console/PAGE, a form
-POST."""
+POST; under busybox httpd the console at /cgi-bin/console, its links,
+forms and cookies there too."""
 
 import hashlib
 import json
@@ -25,6 +26,9 @@ from test_unsubscribe import browser  # noqa: F401 - headless Chromium
 
 SECRET = "the console secret of these tests, at least 24 bytes"
 FORM = "application/x-www-form-urlencoded"
+# Where the console is: busybox httpd serves the program at
+# /cgi-bin/console only, and the console's links and cookies follow.
+BASE = "/cgi-bin/console" if SERVER == "busybox" else "/console"
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' "
        "data:; form-action 'self'; frame-ancestors 'none'")
 
@@ -91,14 +95,14 @@ def sign_in_form(srv, pre=None):
     (the one sent, or pre when it was kept) and the form's token."""
     r = req(srv, "GET", "/console", pre=pre)
     assert_page(r, 200)
-    m = re.search(r'action="/console/sign-in">\n<input type="hidden" '
+    m = re.search(r'action="' + BASE + r'/sign-in">\n<input type="hidden" '
                   r'name="csrf" value="([0-9a-f]{64})">', r.text)
     assert m, r.text
     set_cookie = r.headers.get("Set-Cookie", "")
     c = re.match(r"msgspool_console_pre=([^;]+);", set_cookie)
     if pre is None:
         assert c, r.headers
-        for attr in ("HttpOnly", "SameSite=Strict", "Path=/console",
+        for attr in ("HttpOnly", "SameSite=Strict", "Path=" + BASE,
                      "Max-Age=3600"):
             assert attr in set_cookie, set_cookie
         pre = c.group(1)
@@ -121,18 +125,18 @@ def sign_in(srv, key):
     r = req(srv, "POST", "/console/sign-in", form={"key": key, "csrf": tok},
             pre=pre)
     assert r.status_code == 303, (r.status_code, r.text)
-    assert r.headers["Location"] == "/console"
+    assert r.headers["Location"] == BASE
     set_cookie = r.headers["Set-Cookie"]
     m = re.match(r"msgspool_console=([^;]+);", set_cookie)
     assert m, set_cookie
-    for attr in ("HttpOnly", "SameSite=Strict", "Path=/console"):
+    for attr in ("HttpOnly", "SameSite=Strict", "Path=" + BASE):
         assert attr in set_cookie, set_cookie
     assert "Secure" not in set_cookie      # plain HTTP here
     return m.group(1)
 
 
 def csrf(page, action):
-    m = re.search(r'action="/console/' + action +
+    m = re.search(r'action="' + BASE + '/' + action +
                   r'"><input type="hidden" name="csrf" value="([0-9a-f]+)"',
                   page)
     assert m, page
@@ -148,7 +152,7 @@ def cookie_for(client, expiry, secret=SECRET):
 
 def test_off_without_secret(srv):
     keys = console_on(srv, on=False)
-    for path in ("/console", "/console/sign-in"):
+    for path in ("/console", "/console/messages"):
         r = req(srv, "GET", path)
         problem(r, 404, "not-found")
     r = req(srv, "POST", "/console/sign-in", form={"key": keys["ops"]})
@@ -160,7 +164,7 @@ def test_sign_in_form(srv):
     r = req(srv, "GET", "/console")
     assert_page(r, 200)
     assert 'type="password" name="key"' in r.text
-    assert 'action="/console/sign-in"' in r.text
+    assert f'action="{BASE}/sign-in"' in r.text
 
 
 def test_sign_in_refused_without_admin(srv):
@@ -234,7 +238,7 @@ def test_sign_in_overview_sign_out(srv):
     r = req(srv, "POST", "/console/sign-out", cookie=cookie,
             form={"csrf": token})
     assert r.status_code == 303
-    assert r.headers["Location"] == "/console"
+    assert r.headers["Location"] == BASE
     assert re.match(r"msgspool_console=;.*Max-Age=0",
                     r.headers["Set-Cookie"]), r.headers["Set-Cookie"]
 
@@ -302,6 +306,26 @@ def test_post_without_token_refused(srv):
         assert_page(r, 403)
     r = req(srv, "POST", "/console/sign-out", form={"csrf": token})
     assert_page(r, 403)
+
+
+def test_methods_of_each_path(srv):
+    """A page is GET (and HEAD), a form POST: another method is 405 with
+    the path's own Allow, before anything else."""
+    console_on(srv)
+    mid = "01M840Q7H2P5C7SYTHCZ984TVK"
+    for path in ("/console", "/console/messages", "/console/messages/" +
+                 mid, "/console/inbound", "/console/suppressions"):
+        r = req(srv, "POST", path, form={"x": "1"})
+        problem(r, 405, "method-not-allowed")
+        assert r.headers["Allow"] == "GET, HEAD", path
+        assert req(srv, "HEAD", path).status_code == 200, path
+    for path in ("/console/sign-in", "/console/sign-out",
+                 f"/console/messages/{mid}/cancel",
+                 f"/console/messages/{mid}/retry",
+                 "/console/suppressions/add", "/console/suppressions/remove"):
+        r = req(srv, "GET", path)
+        problem(r, 405, "method-not-allowed")
+        assert r.headers["Allow"] == "POST", path
 
 
 def test_bad_posts(srv):
@@ -433,7 +457,7 @@ def test_cancel_and_retry(srv):
     page = req(srv, "GET", "/console/messages/" + mid, cookie=cookie).text
     action = f"messages/{mid}/cancel"
     token = csrf(page, action)
-    assert f'action="/console/messages/{mid}/retry"' not in page
+    assert f'action="{BASE}/messages/{mid}/retry"' not in page
     # Without its token, or with another form's: refused, nothing changed.
     for form in ({"other": "1"}, {"csrf": "0" * 64},
                  {"csrf": csrf(page, "sign-out")}):
@@ -446,7 +470,7 @@ def test_cancel_and_retry(srv):
     r = req(srv, "POST", "/console/" + action, cookie=cookie,
             form={"csrf": token})
     assert r.status_code == 303, r.text
-    assert r.headers["Location"] == "/console/messages/" + mid
+    assert r.headers["Location"] == BASE + "/messages/" + mid
     assert srv.inst.where(mid) == ["failed"]
     assert "canceled" in json.dumps(srv.inst.load("failed", mid))
     # A canceled message is not retried: its client canceled it.
@@ -515,7 +539,7 @@ def test_suppressions_page(srv):
     r = req(srv, "POST", "/console/suppressions/add", cookie=cookie,
             form=dict(add, csrf=token))
     assert r.status_code == 303, r.text
-    assert r.headers["Location"] == "/console/suppressions"
+    assert r.headers["Location"] == BASE + "/suppressions"
     (s,) = api()
     assert (s["channel"], s["address"], s["source"]) == \
         ("sms", "+4915112345678", "manual")
@@ -587,9 +611,6 @@ def test_in_a_browser(srv, browser, tmp_path):
     sign out."""
     from selenium.webdriver.common.by import By
 
-    if SERVER == "busybox":
-        pytest.skip("busybox httpd serves the program at /cgi-bin/console "
-                    "only, and the console's links name /console")
     keys = console_on(srv)
     mid = srv.sms(reference="find-me").json()["smsId"]
     srv.sms(reference="not-me")
