@@ -79,7 +79,9 @@ console_finish(struct buf *b, int status)
 	}
 	r = response_new(status, "text/html; charset=utf-8", b->p, b->len);
 	buf_free(b);
-	if (r != NULL && page_headers(r) == -1) {
+	/* Not now: when to try again, as every 503 says (problem.c). */
+	if (r != NULL && (page_headers(r) == -1 || (status == 503 &&
+	    response_header(r, "Retry-After", "60") == -1))) {
 		response_free(r);
 		return response_error(500, "out of memory");
 	}

@@ -178,7 +178,8 @@ def _path_item(doc, path):
     x-cgi-program: /cgi-bin/PROGRAM for the first such route,
     /cgi-bin/PROGRAM/REST for its templated route whose fixed part, then
     REST, fits the template (/cgi-bin/messages/ID: /messages/{id};
-    /cgi-bin/receipts/twilio: /receipts/{provider})."""
+    /cgi-bin/receipts/twilio: /receipts/{provider}), or a route under the
+    program's own name (/cgi-bin/console/messages: /console/messages)."""
     paths = doc.get("paths") or {}
     if path in paths:
         return path, paths[path], {}
@@ -189,6 +190,15 @@ def _path_item(doc, path):
     m = re.fullmatch(r"/cgi-bin/([A-Za-z0-9_.-]+)(/.*)?", path)
     if m:
         prog, rest = m.group(1), m.group(2)
+        # A program whose routes are under its own name
+        # (/cgi-bin/console/messages: /console/messages).
+        own = "/" + prog + (rest or "")
+        for tmpl, item in paths.items():
+            params = _match_template(tmpl, own)
+            if params is not None and any(
+                    isinstance(o, dict) and o.get("x-cgi-program") == prog
+                    for k, o in item.items() if k in METHODS):
+                return tmpl, item, params
         for tmpl, item in paths.items():
             if not any(isinstance(o, dict) and o.get("x-cgi-program") == prog
                        for k, o in item.items() if k in METHODS):

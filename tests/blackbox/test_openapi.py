@@ -26,6 +26,27 @@ NO_KEY = {("GET", "/ping"), ("POST", "/receipts/{provider}"),
           ("POST", "/unsubscribe/{token}")}
 # The errors a person reads in a browser: an HTML page, not a problem.
 HTML_ERRORS = {("GET", "/unsubscribe/{token}", "404")}
+# The console's routes: no key (a session); their errors a page, a
+# problem (the console off, a body that is no form, the pipeline's), or
+# either.
+CONSOLE = {(m, p) for m, p, prog, _ in ROUTES if prog == "console"}
+NO_KEY |= CONSOLE
+
+
+def console_error_types(method, status):
+    """The media types of a console route's error: a page (403 refused,
+    409, a bad query), a problem (the pipeline's, a body that is no form)
+    or either (400 of a form, 404 off or not there, 500, 503)."""
+    if status in ("403", "409") or (method, status) == ("GET", "400"):
+        return ["text/html"]
+    if status in ("400", "404", "500", "503"):
+        return ["application/problem+json", "text/html"]
+    return ["application/problem+json"]
+
+
+CONSOLE_GET = {"200", "404", "405", "500", "503"}
+CONSOLE_POST = {"303", "400", "403", "404", "405", "411", "413", "415",
+                "500", "503"}
 
 # Every status each route's program can answer (cgi.c's pipeline, then
 # the handler): the success codes, then the errors.
@@ -84,6 +105,19 @@ STATUSES = {
     ("GET", "/unsubscribe/{token}"): {"200", "404", "405", "500", "503"},
     ("POST", "/unsubscribe/{token}"): {"200", "404", "405", "411", "500",
                                        "503"},
+    # The console: a page (and 400 for a bad query of the list); a form's
+    # 303, 403 without its token, 409 a message past it.
+    ("GET", "/console"): CONSOLE_GET,
+    ("POST", "/console/sign-in"): CONSOLE_POST,
+    ("POST", "/console/sign-out"): CONSOLE_POST,
+    ("GET", "/console/messages"): CONSOLE_GET | {"400"},
+    ("GET", "/console/messages/{id}"): CONSOLE_GET,
+    ("POST", "/console/messages/{id}/cancel"): CONSOLE_POST | {"409"},
+    ("POST", "/console/messages/{id}/retry"): CONSOLE_POST | {"409"},
+    ("GET", "/console/inbound"): CONSOLE_GET,
+    ("GET", "/console/suppressions"): CONSOLE_GET,
+    ("POST", "/console/suppressions/add"): CONSOLE_POST,
+    ("POST", "/console/suppressions/remove"): CONSOLE_POST,
 }
 
 # The schema names clients, the man pages and the descriptions in the
@@ -262,13 +296,19 @@ def test_documented_headers(method, path):
         for name in ("Deprecation", "Link"):
             assert header(201, name)["required"] is True
         assert header(201, "Deprecation")["schema"]["const"] == "true"
-    # Every error is problem+json; a page (HTML_ERRORS) is HTML.
+    # Every error is problem+json; a page (HTML_ERRORS) is HTML; the
+    # console's a page, a problem or either (console_error_types).
     for status in responses:
         if status[0] in "45":
-            content = response(method, path, status)["content"]
+            content = [c.split(";")[0] for c in
+                       response(method, path, status)["content"]]
+            if (method, path) in CONSOLE:
+                assert sorted(content) == console_error_types(
+                    method, status), (method, path, status)
+                continue
             want = "text/html" if (method, path, status) in HTML_ERRORS \
                 else "application/problem+json"
-            assert list(content) == [want], (method, path, status)
+            assert content == [want], (method, path, status)
 
 
 def test_ping_is_text_plain_pong():

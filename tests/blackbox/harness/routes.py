@@ -27,6 +27,19 @@ ROUTES = [
     ("GET", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
     ("PUT", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
     ("DELETE", "/suppressions/{channel}/{address}", "suppressions", "any valid key"),
+    # The operator console: HTML pages and forms, a session of a key of
+    # the admin scope (its sign-in form, without one).
+    ("GET", "/console", "console", "none: a session"),
+    ("POST", "/console/sign-in", "console", "none: a key of admin"),
+    ("POST", "/console/sign-out", "console", "none: a session"),
+    ("GET", "/console/messages", "console", "none: a session"),
+    ("GET", "/console/messages/{id}", "console", "none: a session"),
+    ("POST", "/console/messages/{id}/cancel", "console", "none: a session"),
+    ("POST", "/console/messages/{id}/retry", "console", "none: a session"),
+    ("GET", "/console/inbound", "console", "none: a session"),
+    ("GET", "/console/suppressions", "console", "none: a session"),
+    ("POST", "/console/suppressions/add", "console", "none: a session"),
+    ("POST", "/console/suppressions/remove", "console", "none: a session"),
 ]
 # Each path, and the methods it allows in the order Allow names them
 # (HEAD after GET: every GET route answers HEAD, conf/openapi.yaml).
