@@ -71,7 +71,7 @@ LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
 		   inbox inbound list list_seg list_page list_rewrite list_build \
-		   metrics
+		   metrics dsync
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
@@ -539,7 +539,7 @@ deb:
 BENCH_BINS	 = noop naive durable cgitime
 bench: deps-bench
 	@$(MAKE) --no-print-directory build $(BENCH_BINS:%=$(O)bench/%) \
-	    $(O)bench/noop-fcgi
+	    $(O)bench/noop-fcgi $(O)bench/durable-fcgi
 	@MSGSPOOL_BUILD='$(O)' $(PYTHON) bench/run.py \
 	    $(if $(BASELINE),--baseline '$(BASELINE)')
 
@@ -550,7 +550,7 @@ $(BENCH_BINS:%=$(O)bench/%): $(O)bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
-$(O)bench/noop-fcgi: bench/noop-fcgi.c
+$(O)bench/noop-fcgi $(O)bench/durable-fcgi: $(O)bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $< $(FCGI_LIBS)
 

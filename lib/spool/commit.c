@@ -1,7 +1,9 @@
 /*
  * commit.c: the spool's durable writes (msgspool-spool(5), Queueing):
- * each file written in tmp/ (O_EXCL), its data synced, renamed into
- * place, and each directory synced once for all the files of a commit.
+ * each file written in tmp/ (unnamed, O_TMPFILE, where the file system
+ * has it; else named, O_EXCL), its data synced, linked or renamed into
+ * place, and each directory synced once for all the files of a commit,
+ * and once for the host's other processes' too (dsync.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/util.h"
+#include "spool/dsync.h"
 #include "spool/list.h"
 #include "spool/spool.h"
 #include "spool/spool_impl.h"
@@ -42,10 +45,11 @@ spool_errno_status(int e)
 #define COMMIT_CHUNK	64	/* files open at once while syncing */
 
 /*
- * A file being written: its temporary name and descriptor.  Its name,
- * the caller's, may be longer than a message's (a suppression's is its
- * address: suppress.h); the temporary one takes at most its first
- * SPOOL_NAME_MAX - 1 bytes, the rest being unique anyway.
+ * A file being written: its descriptor and, when it has one, its
+ * temporary name.  Its name, the caller's, may be longer than a
+ * message's (a suppression's is its address: suppress.h); the temporary
+ * one takes at most its first SPOOL_NAME_MAX - 1 bytes, the rest being
+ * unique anyway.  An unnamed file (O_TMPFILE) has tmp[0] '\0'.
  */
 struct pending {
 	char	tmp[SPOOL_NAME_MAX + SPOOL_ID_LEN + NETFS_HOST_MAX + 32];
@@ -55,21 +59,14 @@ struct pending {
 	time_t	mtime;
 };
 
-/*
- * Write doc into tmp/ under a unique name, without syncing.  MSG_OK with
- * p filled (fd open), else the status with nothing left behind.
- */
-static enum msg_status
-write_tmp(struct spool *s, const json_t *doc, struct pending *p)
+/* p's unique temporary name in tmp/: -1 when no id can be had. */
+static int
+tmp_name(struct pending *p)
 {
-	struct timespec	 times[2];
-	char		 id[SPOOL_ID_LEN + 1], *text;
-	char		 host[NETFS_HOST_MAX + 1];
-	int		 e;
+	char	id[SPOOL_ID_LEN + 1], host[NETFS_HOST_MAX + 1];
 
-	p->fd = -1;
 	if (ulid_new(id) == -1)
-		return MSG_TEMPFAIL;
+		return -1;
 	/*
 	 * Unique even when a file is rewritten in place, and across the
 	 * hosts that share a spool: their host name and pid, as maildir's.
@@ -77,14 +74,61 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	snprintf(p->tmp, sizeof(p->tmp), "%.*s.%s.%s.%ld",
 	    SPOOL_NAME_MAX - 1, p->name, id,
 	    netfs_hostname(host, sizeof(host)), (long)getpid());
+	return 0;
+}
+
+/*
+ * Whether files can be made unnamed in tmp/ and linked into place
+ * (msgspool-spool(5), Queueing): O_TMPFILE where the file system has
+ * it, and /proc to link one by, asked once per spool.
+ */
+static int
+unnamed_ok(struct spool *s)
+{
+	if (s->unnamed == 0)
+		s->unnamed = access("/proc/self/fd", X_OK) == 0 ? 1 : -1;
+	return s->unnamed == 1;
+}
+
+/*
+ * Write doc into tmp/, unnamed or under a unique name, without syncing.
+ * MSG_OK with p filled (fd open), else the status with nothing left
+ * behind.
+ */
+static enum msg_status
+write_tmp(struct spool *s, const json_t *doc, struct pending *p)
+{
+	struct timespec	 times[2];
+	char		*text;
+	int		 e, tfd = spool_statefd(s, SPOOL_TMP);
+
+	p->fd = -1;
+	p->tmp[0] = '\0';
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
-	p->fd = openat(spool_statefd(s, SPOOL_TMP), p->tmp,
-	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SPOOL_FILE_MODE);
+	if (unnamed_ok(s) && (p->fd = openat(tfd, ".", O_TMPFILE | O_WRONLY |
+	    O_CLOEXEC, SPOOL_FILE_MODE)) == -1 && errno != EOPNOTSUPP &&
+	    errno != EISDIR && errno != EINVAL) {
+		e = errno;
+		free(text);
+		log_err("spool: %s/tmp: %s", s->root, strerror(e));
+		return spool_errno_status(e);
+	}
+	if (p->fd == -1) {
+		/* Not here (an NFS spool): named, as maildir's. */
+		s->unnamed = -1;
+		if (tmp_name(p) == -1) {
+			free(text);
+			return MSG_TEMPFAIL;
+		}
+		p->fd = openat(tfd, p->tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_CLOEXEC, SPOOL_FILE_MODE);
+	}
 	if (p->fd == -1) {
 		e = errno;
 		free(text);
 		log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
+		p->tmp[0] = '\0';
 		return spool_errno_status(e);
 	}
 	/* A deferred file's mtime is when it is due: a stat tells, no parse. */
@@ -97,7 +141,8 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 		free(text);
 		close(p->fd);
 		p->fd = -1;
-		unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
+		if (p->tmp[0] != '\0')
+			unlinkat(tfd, p->tmp, 0);
 		log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
 		return spool_errno_status(e);
 	}
@@ -105,13 +150,43 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	return MSG_OK;
 }
 
-/* Sync, close and rename one written file; on failure remove it. */
+/*
+ * Put the unnamed file p into place: linked in as its name, or, where
+ * that name is taken (a file rewritten in place), linked into tmp/ and
+ * renamed over it.  0, or -1 with errno.
+ */
+static int
+link_unnamed(struct spool *s, struct pending *p)
+{
+	char	proc[64];
+	int	tfd = spool_statefd(s, SPOOL_TMP);
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p->fd);
+	if (linkat(AT_FDCWD, proc, p->dirfd, p->name, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -1;
+	if (tmp_name(p) == -1)
+		return -1;
+	if (linkat(AT_FDCWD, proc, tfd, p->tmp, AT_SYMLINK_FOLLOW) == -1) {
+		p->tmp[0] = '\0';
+		return -1;
+	}
+	return renameat(tfd, p->tmp, p->dirfd, p->name);
+}
+
+/* Sync, close and put one written file into place; on failure remove it. */
 static enum msg_status
 finish_tmp(struct spool *s, struct pending *p)
 {
-	int	e;
+	int	e, unnamed = p->tmp[0] == '\0';
 
 	if (fsync(p->fd) == -1) {
+		e = errno;
+		close(p->fd);
+		goto fail;
+	}
+	if (unnamed && link_unnamed(s, p) == -1) {
 		e = errno;
 		close(p->fd);
 		goto fail;
@@ -120,15 +195,34 @@ finish_tmp(struct spool *s, struct pending *p)
 		e = errno;
 		goto fail;
 	}
-	if (renameat(spool_statefd(s, SPOOL_TMP), p->tmp, p->dirfd, p->name) == -1) {
+	if (!unnamed && renameat(spool_statefd(s, SPOOL_TMP), p->tmp,
+	    p->dirfd, p->name) == -1) {
 		e = errno;
 		goto fail;
 	}
 	return MSG_OK;
 fail:
-	unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
-	log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
+	if (p->tmp[0] != '\0')
+		unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
+	log_err("spool: %s/tmp/%s: %s", s->root, p->tmp[0] != '\0' ? p->tmp :
+	    p->name, strerror(e));
 	return spool_errno_status(e);
+}
+
+/*
+ * Sync the directory dfd after renames into it: a state's directory by
+ * group commit (dsync.h), shared with the host's other processes; any
+ * other alone.
+ */
+static int
+sync_dir(struct spool *s, int dfd)
+{
+	int	d;
+
+	for (d = 0; d < SPOOL__MAX; d++)
+		if (s->fds[d] == dfd)
+			return spool_syncdir(s, d);
+	return fsync(dfd);
 }
 
 /*
@@ -174,7 +268,7 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 			continue;
 		d = dirfds[i];
 		FAULT("commit: before a directory sync");
-		if (fsync(d) == -1) {
+		if (sync_dir(s, d) == -1) {
 			e = errno;
 			log_err("spool: fsync of the directory of %s: %s",
 			    names[i], strerror(e));
@@ -258,7 +352,7 @@ spool_hold_publish(struct spool *s, const struct spool_hold *h)
 		FAULT("hold: published one");
 	}
 	for (d = 0; d < SPOOL__MAX; d++)
-		if (used[d] && fsync(spool_statefd(s, d)) == -1) {
+		if (used[d] && spool_syncdir(s, d) == -1) {
 			e = errno;
 			log_err("spool: fsync of %s/%s: %s", s->root,
 			    spool_dirnames[d], strerror(e));

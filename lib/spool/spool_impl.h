@@ -20,6 +20,9 @@ struct spool {
 	int	 rootfd;
 	int	 fds[SPOOL__MAX];	/* opened on first use: spool_statefd */
 	struct spool_hold *hold;	/* spool_hold: enqueues held in tmp/ */
+	struct dsync	*dsync;		/* the host's record (dsync.h) */
+	int		 dsync_tried;	/* opened, or tried to: once */
+	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
 };
 
 /* "tmp", "new", ...: the states' directory names. */

@@ -525,10 +525,10 @@ main(int argc, char *argv[], char *envp[])
 	if (!d.once && (d.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) != -1 &&
 	    (spool_path(d.spool, SPOOL_NEW, "", path, sizeof(path)) == -1 ||
 	    (d.wd_new = inotify_add_watch(d.ino, path, IN_MOVED_TO |
-	    IN_CLOSE_WRITE)) == -1 ||
+	    IN_CREATE | IN_CLOSE_WRITE)) == -1 ||
 	    spool_path(d.spool, SPOOL_DEFERRED, "", path, sizeof(path)) == -1 ||
 	    (d.wd_deferred = inotify_add_watch(d.ino, path, IN_MOVED_TO |
-	    IN_CLOSE_WRITE | IN_ATTRIB)) == -1)) {
+	    IN_CREATE | IN_CLOSE_WRITE | IN_ATTRIB)) == -1)) {
 		log_warn("inotify on new/: %s; scanning every %d s",
 		    strerror(errno), RESCAN_EVERY);
 		close(d.ino);

@@ -1,0 +1,171 @@
+/*
+ * dsync.c: group commit of the spool's directory syncs (dsync.h,
+ * msgspool-spool(5), "Group commit").
+ *
+ * The record, SPOOL/sync/HOST, is this host's alone (its processes
+ * share memory through it; hosts that share a spool over NFS do not),
+ * in the host's byte order: a magic number, then for each state's
+ * directory two counters, renames done and renames synced.  Its lock
+ * is byte d of the file, for the directory of state d.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/netfs.h"
+#include "base/util.h"
+#include "spool/dsync.h"
+#include "spool/spool.h"
+#include "spool/spool_impl.h"
+
+#define DSYNC_AREA	"sync"
+#define DSYNC_MAGIC	0x6d7364736e633031ULL	/* "msdsnc01" */
+#define DSYNC_SLOTS	16			/* >= SPOOL__MAX */
+
+struct dsync_rec {
+	uint64_t	magic;
+	uint64_t	renamed[DSYNC_SLOTS];	/* renames counted */
+	uint64_t	synced[DSYNC_SLOTS];	/* of them, durable */
+};
+
+struct dsync {
+	int			 fd;
+	struct dsync_rec	*rec;
+};
+
+/* The host's record, mapped; NULL when it cannot be had. */
+static struct dsync *
+dsync_open(struct spool *s)
+{
+	struct dsync	*ds;
+	struct stat	 st;
+	uint64_t	 zero = 0;
+	char		 host[NETFS_HOST_MAX + 1];
+	char		 path[sizeof(DSYNC_AREA) + NETFS_HOST_MAX + 1];
+	void		*p;
+	int		 afd, fd;
+
+	/* sync/HOST, the area made on first use. */
+	snprintf(path, sizeof(path), DSYNC_AREA "/%s",
+	    netfs_hostname(host, sizeof(host)));
+	if ((fd = openat(s->rootfd, path, O_RDWR | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0660)) == -1 && errno == ENOENT &&
+	    (afd = spool_area(s, DSYNC_AREA, 1)) != -1) {
+		fd = openat(afd, host, O_RDWR | O_CREAT | O_NOFOLLOW |
+		    O_CLOEXEC, 0660);
+		close(afd);
+	}
+	if (fd == -1)
+		return NULL;
+	/*
+	 * Made by another process: it grows to its size only once.  The
+	 * web server's programs and msgspoold share it, as new/.
+	 */
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 0777) != 0660)
+		fchmod(fd, 0660);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (st.st_size < (off_t)sizeof(struct dsync_rec) &&
+	    ftruncate(fd, sizeof(struct dsync_rec)) == -1) ||
+	    (st.st_size > (off_t)sizeof(struct dsync_rec)) ||
+	    (p = mmap(NULL, sizeof(struct dsync_rec), PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	if ((ds = malloc(sizeof(*ds))) == NULL) {
+		munmap(p, sizeof(struct dsync_rec));
+		close(fd);
+		return NULL;
+	}
+	ds->fd = fd;
+	ds->rec = p;
+	/* A new record is zeros: the first to see it marks it ours. */
+	__atomic_compare_exchange_n(&ds->rec->magic, &zero, DSYNC_MAGIC, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ds->rec->magic, __ATOMIC_SEQ_CST) !=
+	    DSYNC_MAGIC) {
+		spool_dsync_free(ds);
+		return NULL;
+	}
+	return ds;
+}
+
+void
+spool_dsync_free(struct dsync *ds)
+{
+	if (ds == NULL)
+		return;
+	munmap(ds->rec, sizeof(struct dsync_rec));
+	close(ds->fd);
+	free(ds);
+}
+
+/* Take (F_WRLCK) or give back (F_UNLCK) the lock of slot d. */
+static int
+dsync_lock(const struct dsync *ds, int d, short type)
+{
+	struct flock	fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = d;
+	fl.l_len = 1;
+	while (fcntl(ds->fd, F_SETLKW, &fl) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+int
+spool_syncdir(struct spool *s, int d)
+{
+	struct dsync	*ds;
+	uint64_t	 ticket, target, seen;
+	int		 fd, rc, e;
+
+	if ((fd = spool_statefd(s, d)) == -1)
+		return -1;
+	if (s->dsync == NULL && !s->dsync_tried) {
+		s->dsync_tried = 1;
+		s->dsync = dsync_open(s);
+	}
+	if ((ds = s->dsync) == NULL || d < 0 || d >= DSYNC_SLOTS)
+		return fsync(fd);
+	/* The rename is done: it counts from here. */
+	ticket = __atomic_add_fetch(&ds->rec->renamed[d], 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST) >= ticket)
+		return 0;
+	FAULT("dsync: counted, waiting for the writer");
+	if (dsync_lock(ds, d, F_WRLCK) == -1)
+		return fsync(fd);
+	/* The writer before us may have synced ours while we waited. */
+	if (__atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST) >= ticket) {
+		dsync_lock(ds, d, F_UNLCK);
+		return 0;
+	}
+	/* Every rename counted by now is done before the sync begins. */
+	target = __atomic_load_n(&ds->rec->renamed[d], __ATOMIC_SEQ_CST);
+	FAULT("dsync: the writer, before its sync");
+	rc = fsync(fd);
+	e = errno;
+	if (rc == 0) {
+		FAULT("dsync: the writer, synced, not yet recorded");
+		seen = __atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST);
+		while (seen < target && !__atomic_compare_exchange_n(
+		    &ds->rec->synced[d], &seen, target, 0, __ATOMIC_SEQ_CST,
+		    __ATOMIC_SEQ_CST))
+			continue;
+	}
+	dsync_lock(ds, d, F_UNLCK);
+	errno = e;
+	return rc;
+}

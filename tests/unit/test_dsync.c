@@ -1,0 +1,273 @@
+/*
+ * test_dsync.c: group commit of the spool's directory syncs
+ * (lib/spool/dsync.c): the host's record, its counts after many
+ * processes queued at once, a record that is not ours, and a writer that
+ * dies holding the lock.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/netfs.h"
+#include "spool/dsync.h"
+#include "spool/spool.h"
+#include "spool/spool_impl.h"
+#include "testutil.h"
+
+/* The record's layout (dsync.c): a magic number, then two counts each. */
+struct rec {
+	uint64_t	magic;
+	uint64_t	renamed[16];
+	uint64_t	synced[16];
+};
+
+#define MAGIC	0x6d7364736e633031ULL
+
+static void
+rec_path(const struct tu_spool *f, char *buf, size_t len)
+{
+	char	host[NETFS_HOST_MAX + 1];
+
+	snprintf(buf, len, "%s/sync/%s", f->dir,
+	    netfs_hostname(host, sizeof(host)));
+}
+
+static int
+rec_read(const struct tu_spool *f, struct rec *r)
+{
+	char	path[512];
+	int	fd;
+	ssize_t	n;
+
+	rec_path(f, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	n = read(fd, r, sizeof(*r));
+	close(fd);
+	return n == (ssize_t)sizeof(*r) ? 0 : -1;
+}
+
+static enum msg_status
+queue_one(struct spool *sp)
+{
+	char		id[ULID_LEN + 1];
+	json_t		*d;
+	enum msg_status	 st;
+
+	assert_int_equal(ulid_new(id), 0);
+	d = msgdoc_new(id, "sms", "acme", 0, json_pack("{s:s,s:s}", "to",
+	    "+4915112345678", "body", "hi"));
+	st = spool_enqueue(sp, d, SPOOL_NEW);
+	json_decref(d);
+	return st;
+}
+
+static size_t
+entries(const struct tu_spool *f, const char *state)
+{
+	char		 path[512];
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, state);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void
+test_record_counts_one(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r;
+	struct stat	 st;
+	char		 path[512];
+
+	assert_int_equal(queue_one(f->sp), MSG_OK);
+	rec_path(f, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	/* Shared by the web server's programs and msgspoold. */
+	assert_int_equal(st.st_mode & 0777, 0660);
+	assert_int_equal(st.st_size, sizeof(r));
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_true(r.magic == MAGIC);
+	assert_int_equal(r.renamed[SPOOL_NEW], 1);
+	assert_int_equal(r.synced[SPOOL_NEW], 1);
+	assert_int_equal(r.renamed[SPOOL_DEFERRED], 0);
+	assert_int_equal(entries(f, "new"), 1);
+	assert_int_equal(entries(f, "tmp"), 0);
+}
+
+/*
+ * Processes queueing at once: every message there, and at the end every
+ * counted rename synced (the last to count waited for a sync begun after
+ * it).
+ */
+static void
+test_many_processes(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r;
+	char		 err[256];
+	pid_t		 kids[6];
+	int		 i, j, status;
+
+	for (i = 0; i < 6; i++) {
+		if ((kids[i] = fork()) == 0) {
+			struct spool	*sp;
+
+			sp = spool_open(spool_root(f->sp), 0, err,
+			    sizeof(err));
+			for (j = 0; sp != NULL && j < 50; j++)
+				if (queue_one(sp) != MSG_OK)
+					_exit(2);
+			spool_free(sp);
+			_exit(sp == NULL ? 3 : 0);
+		}
+		assert_true(kids[i] > 0);
+	}
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(entries(f, "new"), 300);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[SPOOL_NEW], 300);
+	assert_int_equal(r.synced[SPOOL_NEW], 300);
+}
+
+/* A record not made by us is left alone: the directory synced alone. */
+static void
+test_foreign_record_left_alone(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r, back;
+	char		 path[512];
+
+	snprintf(path, sizeof(path), "%s/sync", f->dir);
+	assert_int_equal(mkdir(path, 0770), 0);
+	memset(&r, 0x5a, sizeof(r));
+	rec_path(f, path, sizeof(path));
+	tu_write_file(path, &r, sizeof(r));
+	assert_int_equal(queue_one(f->sp), MSG_OK);
+	assert_int_equal(rec_read(f, &back), 0);
+	assert_memory_equal(&r, &back, sizeof(r));
+	assert_int_equal(entries(f, "new"), 1);
+}
+
+/*
+ * The writer dies holding the lock (a process stopped in its sync, then
+ * killed): the one waiting takes the lock and syncs for itself.
+ */
+static void
+test_writer_dies(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct flock	 fl;
+	struct rec	 r;
+	char		 path[512], err[256];
+	pid_t		 holder, waiter;
+	int		 p[2], fd, status, i;
+	char		 c;
+
+	assert_int_equal(queue_one(f->sp), MSG_OK);	/* the record */
+	assert_int_equal(pipe(p), 0);
+	rec_path(f, path, sizeof(path));
+	if ((holder = fork()) == 0) {
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = SPOOL_NEW;
+		fl.l_len = 1;
+		if ((fd = open(path, O_RDWR)) == -1 ||
+		    fcntl(fd, F_SETLKW, &fl) == -1)
+			_exit(1);
+		(void)write(p[1], "x", 1);
+		for (;;)
+			pause();
+	}
+	assert_int_equal(read(p[0], &c, 1), 1);
+	if ((waiter = fork()) == 0) {
+		struct spool	*sp;
+
+		sp = spool_open(spool_root(f->sp), 0, err, sizeof(err));
+		_exit(sp != NULL && queue_one(sp) == MSG_OK ? 0 : 2);
+	}
+	/* It waits for the lock: still running after a while. */
+	for (i = 0; i < 20; i++) {
+		assert_int_equal(waitpid(waiter, &status, WNOHANG), 0);
+		usleep(10000);
+	}
+	assert_int_equal(kill(holder, SIGKILL), 0);
+	assert_int_equal(waitpid(holder, &status, 0), holder);
+	assert_int_equal(waitpid(waiter, &status, 0), waiter);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(entries(f, "new"), 2);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[SPOOL_NEW], 2);
+	assert_int_equal(r.synced[SPOOL_NEW], 2);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* A rename another's sync covered: no sync, nothing recorded as synced. */
+static void
+test_covered_needs_no_sync(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r;
+	char		 path[512];
+	int		 fd;
+
+	assert_int_equal(queue_one(f->sp), MSG_OK);
+	rec_path(f, path, sizeof(path));
+	assert_int_equal(rec_read(f, &r), 0);
+	/* As if a writer had synced ahead of the counts. */
+	r.synced[SPOOL_NEW] = 100;
+	assert_true((fd = open(path, O_WRONLY)) != -1);
+	assert_int_equal(pwrite(fd, &r, sizeof(r), 0), sizeof(r));
+	close(fd);
+	assert_int_equal(spool_syncdir(f->sp, SPOOL_NEW), 0);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[SPOOL_NEW], 2);
+	assert_int_equal(r.synced[SPOOL_NEW], 100);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_record_counts_one,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_many_processes,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_record_left_alone,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_writer_dies,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_covered_needs_no_sync,
+		    tu_spool_setup, tu_spool_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
