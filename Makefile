@@ -437,6 +437,12 @@ SUBST		 = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' \
 		   -e 's|@SPOOLDIR@|$(SPOOLDIR)|g' \
 		   -e 's|@SPOOL_USER@|$(SPOOL_USER)|g' \
 		   -e 's|@CGI_USER@|$(CGI_USER)|g' -e 's|@CGI_GROUP@|$(CGI_GROUP)|g'
+# The man pages give the paths of the default install (/usr/local):
+# installed, they give those of this one (the Debian package's too).
+MANSUBST	 = sed -e 's,/usr/local/share/msgspool/\(msgspool[a-z-]*\.\(service\|socket\)\),$(UNITDIR)/\1,g' \
+		   -e 's|/usr/local/share/msgspool|$(SHAREDIR)|g' \
+		   -e 's|/usr/local/etc|$(SYSCONFDIR)|g' \
+		   -e 's|/usr/local/sbin|$(PREFIX)/sbin|g'
 WEB_CONFS	 = $(wildcard conf/*.conf)
 MAN5		 = $(wildcard man/*.5)
 MAN8		 = $(wildcard man/*.8)
@@ -473,8 +479,10 @@ install-files:
 	    $(DESTDIR)$(UNITDIR)/msgspool-fcgi.service
 	rm -rf $(DESTDIR)$(SHAREDIR)/templates
 	cp -R templates $(DESTDIR)$(SHAREDIR)/templates
-	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
-	$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(PREFIX)/share/man/man8/)
+	for f in $(MAN5) $(MAN8); do \
+	    s=$${f##*.}; $(MANSUBST) $$f \
+	    >$(DESTDIR)$(PREFIX)/share/man/man$$s/$${f#man/} && \
+	    chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man$$s/$${f#man/}; done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/msgspool/msgspool.conf ] || \
 	    sed -e 's|/usr/local/etc|$(SYSCONFDIR)|' \
 	    -e 's|/var/spool/msgspool|$(SPOOLDIR)|' conf/msgspool.conf \
