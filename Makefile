@@ -315,7 +315,7 @@ $(O)tests/unit/test_list $(O)tests/unit/test_list_page \
 # (tests/blackbox/test_idempotency.py), the cancel that races a daemon's
 # record (tests/blackbox/test_cancel_race.py) and the one that races an
 # operator's retry (tests/blackbox/test_retry_race.py) run them.
-FAULT_MODS	 = base/util spool/commit http/idem spool/claim
+FAULT_MODS	 = base/util spool/commit http/idem spool/claim spool/dsync
 FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch \
 		   $(O)tests/fault/messages $(O)tests/fault/msgspoold \
 		   $(O)tests/fault/msgspool

@@ -65,9 +65,11 @@ util_open_regular(int dirfd, const char *name, int nofollow)
 		errno = EINVAL;
 		return -1;
 	}
-	/* Regular files never block; later readers expect a plain fd. */
-	if ((flags = fcntl(fd, F_GETFL)) != -1)
-		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	/*
+	 * O_NONBLOCK stays: it changes nothing on a regular file (reads
+	 * and writes never block, locks are asked for apart), and clearing
+	 * it cost two system calls on every look-up.
+	 */
 	return fd;
 }
 
@@ -79,10 +81,16 @@ util_read_all(int fd, size_t max, char **out, size_t *outlen)
 	size_t		 cap = 4096, len = 0;
 	size_t		 ncap;
 	ssize_t		 n;
+	int		 reg = 0;
 
-	/* One read of the size fstat gives, and one more that sees the end. */
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    (size_t)st.st_size < max)
+	/*
+	 * One read of the size fstat gives: a regular file's read that
+	 * returns less than was asked for is at its end; others (a pipe)
+	 * are read until a read returns 0.
+	 */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		reg = 1;
+	if (reg && st.st_size > 0 && (size_t)st.st_size < max)
 		cap = (size_t)st.st_size + 1;
 	if (cap > max + 1)
 		cap = max + 1;
@@ -109,6 +117,8 @@ util_read_all(int fd, size_t max, char **out, size_t *outlen)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if (reg && len < cap)
+			break;
 	}
 	buf[len] = '\0';	/* the loop ends with len < cap */
 	*out = buf;

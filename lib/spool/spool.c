@@ -226,6 +226,29 @@ spool_doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
  * blocking on a FIFO or device, only a regular file (errno EINVAL or
  * ELOOP otherwise, the reason in err).
  */
+/*
+ * Where no request opened the state's directory yet, a look-up goes by
+ * its path under the root: the directory is not opened, and closed, for
+ * one name (GET /messages/{id} looks in up to five).  STATE/NAME in buf;
+ * -1 when it does not fit.
+ */
+static int
+state_path(enum spool_dir d, const char *name, char *buf, size_t len)
+{
+	return (size_t)snprintf(buf, len, "%s/%s", spool_dirnames[d], name) <
+	    len ? 0 : -1;
+}
+
+static int
+state_open(struct spool *s, enum spool_dir d, const char *name)
+{
+	char	path[32 + SPOOL_NAME_MAX];
+
+	if (s->fds[d] != -1 || state_path(d, name, path, sizeof(path)) == -1)
+		return util_open_regular(spool_statefd(s, d), name, 1);
+	return util_open_regular(s->rootfd, path, 1);
+}
+
 int
 spool_doc_open(struct spool *s, enum spool_dir d, const char *name, char *err,
     size_t errlen)
@@ -237,7 +260,7 @@ spool_doc_open(struct spool *s, enum spool_dir d, const char *name, char *err,
 		errno = EINVAL;
 		return -1;
 	}
-	if ((fd = util_open_regular(spool_statefd(s, d), name, 1)) == -1) {
+	if ((fd = state_open(s, d, name)) == -1) {
 		e = errno;
 		util_seterr(err, errlen, "%s/%s/%s: %s", s->root, spool_dirnames[d],
 		    name, e == ELOOP ? "a symbolic link, not followed" :
@@ -370,14 +393,20 @@ int
 spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 {
 	struct stat	st;
-	int		d;
+	char		path[32 + SPOOL_NAME_MAX];
+	int		d, rc;
 
 	if (!ulid_valid(id))
 		return -1;
 	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
-		if (fstatat(spool_statefd(s, d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode)) {
+		if (s->fds[d] == -1 && state_path(d, name, path,
+		    sizeof(path)) == 0)
+			rc = fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW);
+		else
+			rc = fstatat(spool_statefd(s, d), name, &st,
+			    AT_SYMLINK_NOFOLLOW);
+		if (rc == 0 && S_ISREG(st.st_mode)) {
 			*dir = (enum spool_dir)d;
 			return 0;
 		}

@@ -1,0 +1,173 @@
+"""
+Group commit (msgspool-spool(5), "Group commit" and Queueing): the
+processes of a host that queue at once share one sync of new/; none is
+told its message is accepted before a sync begun after its own rename
+has ended.
+
+The fault build of sms-deliver (make check-build: tests/fault/) is run
+as a web server runs a CGI program, several at once.  One of them is
+stopped (MSGSPOOL_STOP, SIGSTOP) at each step of a group commit, its
+own step or the writer's, while it holds the record's lock or not; the
+others queue meanwhile; then it is killed (SIGKILL).  Every message a
+process was told was accepted is in new/, whole; the record counts every
+rename as synced; nothing waits forever on a dead writer.  The kills at
+every fault point one after another (each write, rename and sync, the
+group commit's among them) are test_list.py's
+test_killed_at_every_fault_point.
+
+No web server changes any of this: it runs once, under lighttpd.
+"""
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import time
+
+import pytest
+
+from conftest import CGI_DIR, RECIPIENT, SERVER
+
+pytestmark = pytest.mark.skipif(
+    SERVER != "lighttpd",
+    reason="no web server involved: the group commit runs once, under "
+           "lighttpd")
+
+FAULT_SMS = CGI_DIR.parent / "tests" / "fault" / "sms-deliver"
+DEADLINE = 20           # seconds for any process to reach a state
+FCNTL = 72              # x86_64 fcntl(2): a process waiting for the lock
+MAGIC = 0x6d7364736e633031
+NEW = 1                 # enum spool_dir: SPOOL_NEW
+STEPS = ["dsync: counted, waiting for the writer",
+         "dsync: the writer, before its sync",
+         "dsync: the writer, synced, not yet recorded"]
+
+
+def _env(inst, stop=None):
+    data = json.dumps({"recipient": RECIPIENT, "messageBody": "grouped"})
+    env = {"PATH": "/usr/bin:/bin", "MSGSPOOL_CONFIG": str(inst.conf),
+           "GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+           "REQUEST_URI": "/sms/v1/deliver",
+           "SCRIPT_NAME": "/sms/v1/deliver",
+           "CONTENT_TYPE": "application/json",
+           "CONTENT_LENGTH": str(len(data)),
+           "HTTP_X_API_KEY": inst.keys["acme"]}
+    if stop is not None:
+        env["MSGSPOOL_STOP"] = stop
+    return env, data.encode()
+
+
+def _start(inst, stop=None):
+    env, data = _env(inst, stop)
+    p = subprocess.Popen([str(FAULT_SMS)], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(data)
+    p.stdin.close()
+    p.stdin = None          # all given: communicate() only reads
+    return p
+
+
+def _state(pid):
+    """The process's state letter (R, S, T, ...), None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _syscall(pid):
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _wait(pred, what):
+    deadline = time.time() + DEADLINE
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(0.01)
+    pytest.fail("waited %d s for %s" % (DEADLINE, what))
+
+
+def _accepted(p):
+    """The id a finished process was told was accepted (202)."""
+    out, err = p.communicate(timeout=DEADLINE)
+    assert p.returncode == 0, (p.returncode, err[-500:])
+    head, _, body = out.decode().replace("\r\n", "\n").partition("\n\n")
+    assert head.startswith("Status: 202"), out[:300]
+    return json.loads(body)["smsId"]
+
+
+def _record(inst):
+    """The counts of new/ in the host's record: (renamed, synced)."""
+    names = os.listdir(inst.spool / "sync")
+    assert len(names) == 1, names
+    data = (inst.spool / "sync" / names[0]).read_bytes()
+    assert len(data) == 8 * 33, len(data)
+    magic, = struct.unpack_from("=Q", data, 0)
+    assert magic == MAGIC
+    renamed = struct.unpack_from("=16Q", data, 8)
+    synced = struct.unpack_from("=16Q", data, 8 + 8 * 16)
+    return renamed[NEW], synced[NEW]
+
+
+def _whole(inst, mid):
+    doc = json.loads((inst.spool / "new" / (mid + ".json")).read_text())
+    assert doc["id"] == mid
+    return doc
+
+
+@pytest.fixture
+def inst(srv):
+    if not FAULT_SMS.is_file():
+        pytest.fail("%s: the fault build is missing (make check-build)"
+                    % FAULT_SMS)
+    return srv.inst
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_process_stopped_and_killed_at_each_step(inst, step):
+    # The record made, so that every process below counts in it.
+    first = _accepted(_start(inst))
+    renamed0, synced0 = _record(inst)
+    assert synced0 == renamed0
+    stopped = _start(inst, step)
+    _wait(lambda: _state(stopped.pid) == "T", "the stop at " + step)
+    others = [_start(inst) for _ in range(3)]
+    holds_lock = step != STEPS[0]
+    if holds_lock:
+        # The stopped one holds the lock: the others, their renames not
+        # synced, wait for it in fcntl(2).
+        _wait(lambda: all(_syscall(o.pid) == str(FCNTL) for o in others),
+              "the others to wait for the writer's lock")
+        assert all(o.poll() is None for o in others)
+    os.kill(stopped.pid, signal.SIGKILL)
+    stopped.wait(DEADLINE)
+    assert stopped.returncode == -signal.SIGKILL
+    ids = [_accepted(o) for o in others]
+    for mid in [first] + ids:
+        _whole(inst, mid)
+    renamed, synced = _record(inst)
+    # Each process's rename counted (the killed one's too: it counts
+    # before it stops at any step), and every count synced by the last.
+    assert renamed - renamed0 == 4, (renamed0, renamed)
+    assert synced == renamed, (synced, renamed)
+    assert os.listdir(inst.spool / "tmp") == []
+
+
+def test_many_at_once_all_accepted_and_synced(inst):
+    _accepted(_start(inst))
+    renamed0, _ = _record(inst)
+    procs = [_start(inst) for _ in range(24)]
+    ids = [_accepted(p) for p in procs]
+    assert len(set(ids)) == 24
+    for mid in ids:
+        _whole(inst, mid)
+    renamed, synced = _record(inst)
+    assert renamed - renamed0 == 24
+    assert synced == renamed
