@@ -26,10 +26,11 @@ install -d -m 0750 $own "$spool"
 # rate), idempotency/ (keys), claims/, suppressions/ (each client's
 # lists), inbox/, inbox-new/ and index/ (inbound messages), cur/ and
 # failed/ (a client's cancel), lists/ (each client's messages), metrics/
-# (GET /metrics' cache, the canceled count).
+# (GET /metrics' cache, the canceled count), sync/ (the group commit's
+# record of each host).
 for d in tmp new deferred uploads blobs receipts events rates \
     idempotency claims suppressions inbox inbox-new index cur failed \
-    lists metrics; do
+    lists metrics sync; do
 	install -d -m 2770 $own "$spool/$d"
 done
 # The daemon's, read by the group: sent/ (what became of a message).

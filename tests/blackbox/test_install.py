@@ -135,11 +135,12 @@ def test_spool_modes(dest):
     # inbox/, inbox-new/ and index/ (inbound messages kept by the
     # receipts program, once by their provider's id), lists/ (each
     # client's messages, added to by the send programs) and metrics/
-    # (GET /metrics' cache, a cancel's count).
+    # (GET /metrics' cache, a cancel's count), sync/ (the group commit's
+    # record of each host).
     for d in ("tmp", "new", "deferred", "uploads", "blobs", "cur",
               "failed", "receipts", "events", "rates", "idempotency",
               "suppressions", "inbox", "inbox-new", "index", "lists",
-              "metrics"):
+              "metrics", "sync"):
         assert mode(spool / d) == 0o2770, d
     # The CGI user reads here (a client's GET /messages/{id}).
     for d in ("sent", "events-failed", "status", "inbox-parts"):
@@ -148,6 +149,24 @@ def test_spool_modes(dest):
     # The same script lays out the Debian package's spool.
     mkspool = dest / ("." + PREFIX) / "lib/msgspool/mkspool"
     assert mkspool.is_file() and mode(mkspool) == 0o755
+
+
+def test_spool_has_every_area(dest):
+    """Every directory of the spool the sources name (an area's
+    *_AREA or a spool_area() call) is one install makes: a program
+    cannot make it in a root of mode 0750 that is not its user's, as in
+    the Debian package, where the CGI programs would answer 500."""
+    named = set()
+    for src in list((ROOT / "lib").rglob("*.[ch]")) + \
+            list((ROOT / "spooler").rglob("*.[ch]")):
+        text = src.read_text("utf-8", errors="replace")
+        named |= set(re.findall(r'#define\s+\w+_AREA\s+"([^"/]+)"', text))
+        named |= set(re.findall(r'(?:spool_area|mkdirat)\([^,()]+,\s*"([^"/]+)"',
+                                text))
+    assert {"lists", "metrics", "claims"} <= named, named   # the parse works
+    spool = dest / ("." + SPOOL)
+    missing = sorted(d for d in named if not (spool / d).is_dir())
+    assert not missing, f"conf/mkspool.sh does not make: {missing}"
 
 
 def test_second_install_keeps_edited_config(tmp_path):

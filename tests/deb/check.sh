@@ -99,7 +99,8 @@ gid=$(echo "$pw" | cut -d: -f4)
     fail "msgspool's group is not www-data: $pw"
 expect_stat /var/spool/msgspool "750 msgspool:www-data"
 for d in tmp new deferred cur failed uploads blobs receipts events rates \
-    idempotency claims suppressions inbox inbox-new index lists metrics; do
+    idempotency claims suppressions inbox inbox-new index lists metrics \
+    sync; do
 	expect_stat /var/spool/msgspool/$d "2770 msgspool:www-data"
 done
 for d in sent events-failed status inbox-parts; do
