@@ -79,6 +79,9 @@ LIB_SPOOL	+= erase erase_files
 # A message looked up by its id, and its cancel (spool/cancel.h); the
 # CGI programs' counters for GET /metrics (spool/counts.h).
 LIB_SPOOL	+= cancel counts
+# The queue by state and channel for GET /metrics and the console
+# (spool/metrics.h, metrics_queue).
+LIB_SPOOL	+= metrics_queue
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
 LIB_MODULES	 = $(notdir $(LIB_SRCS))
@@ -297,7 +300,7 @@ $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
 $(O)tests/unit/test_serve: $(O)tests/unit/cgirun.o tests/unit/cgirun.h
 $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move \
     $(O)tests/unit/test_metrics $(O)tests/unit/test_cancel \
-    $(O)tests/unit/test_counts: \
+    $(O)tests/unit/test_counts $(O)tests/unit/test_metrics_queue: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
 $(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h

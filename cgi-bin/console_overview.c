@@ -1,84 +1,73 @@
 /*
  * console_overview.c: GET /console, the console's overview (console.h;
  * README.md, Operator console): msgspoold's health from its status file
- * (status/daemon.json), the queue by state and by channel, the routes
+ * (status/daemon.json), the queue by state and by channel (as GET
+ * /metrics counts it: metrics_queue), the routes
  * and their status files, and the last 24 hours as an SVG bar chart
  * drawn here from the daemon's hourly counts.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
 
 #include "console.h"
+#include "base/channel.h"
 #include "content/route.h"
+#include "spool/metrics.h"
 #include "spool/spool.h"
 
-/* The entries of dir (no dot files); -1 when it cannot be read. */
-static long
-count_dir(const char *root, const char *area)
+static int
+count_one(void *arg, const char *name)
 {
-	char		 path[4096];
-	DIR		*d;
-	struct dirent	*e;
-	long		 n = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", root, area);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
+	(void)name;
+	(*(long *)arg)++;
+	return 0;
 }
 
-/* The channels a queue table shows, and one for any other. */
-static const char *const q_channels[] = { "sms", "ott", "email", "voice",
-    "other" };
-static const char *const q_states[] = { "new", "deferred", "cur" };
-/* Documents read per state for the table, at most (a page stays fast). */
-#define QUEUE_READ_MAX	5000
-
 /*
- * Count the documents of area by channel into n[channel]; how many were
- * left unread past QUEUE_READ_MAX into *more.
+ * The queue: messages by state (tmp/ too, its files being written), and
+ * by channel in the states that wait (new/, deferred/, cur/); counted as
+ * GET /metrics counts them (metrics_queue), a state at rest without
+ * listing it again.
  */
 static void
-count_channels(const char *root, const char *area, long n[5], long *more)
+queue_tables(struct buf *b, const struct console *c)
 {
-	char		 path[4096];
-	DIR		*d;
-	struct dirent	*e;
-	json_t		*doc;
-	const char	*ch;
-	size_t		 i;
-	long		 read = 0;
+	struct metrics_state	 q[METRICS_NSTATES];
+	long			 tmp = 0, n;
+	size_t			 i, k;
+	int			 ch;
 
-	snprintf(path, sizeof(path), "%s/%s", root, area);
-	if ((d = opendir(path)) == NULL)
+	buf_puts(b, "<h2>Queue</h2>\n");
+	if (metrics_queue(c->ctx->spool, q) == -1) {
+		buf_puts(b, "<p class=\"err\">The spool's states cannot be "
+		    "read now.</p>\n");
 		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (read++ >= QUEUE_READ_MAX) {
-			(*more)++;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/%s/%s", root, area,
-		    e->d_name);
-		if ((doc = json_load_file(path, 0, NULL)) == NULL)
-			continue;	/* taken meanwhile, or not one */
-		ch = json_string_value(json_object_get(doc, "channel"));
-		for (i = 0; i < 4; i++)
-			if (ch != NULL && (strcmp(ch, q_channels[i]) == 0 ||
-			    (i == 1 && strncmp(ch, "ott.", 4) == 0)))
-				break;
-		n[i]++;
-		json_decref(doc);
 	}
-	closedir(d);
+	(void)spool_scan(c->ctx->spool, SPOOL_TMP, count_one, &tmp);
+	buf_puts(b, "<table>\n<tr><th>state</th><th>messages</th></tr>\n");
+	console_printf(b, "<tr><td>tmp</td><td>%ld</td></tr>\n", tmp);
+	for (i = 0; i < METRICS_NSTATES; i++) {
+		for (n = 0, ch = 0; ch < CHANNEL__MAX; ch++)
+			n += (long)q[i].count[ch];
+		console_printf(b, "<tr><td>%s</td><td>%ld</td></tr>\n",
+		    spool_dirname(q[i].dir), n);
+	}
+	/* new/, deferred/, cur/: the first three (metrics_states). */
+	buf_puts(b, "</table>\n<table>\n<tr><th>channel</th>");
+	for (k = 0; k < 3; k++)
+		console_printf(b, "<th>%s</th>", spool_dirname(q[k].dir));
+	buf_puts(b, "</tr>\n");
+	for (ch = 0; ch < CHANNEL__MAX; ch++) {
+		console_printf(b, "<tr class=\"ch-%s\"><td>%s</td>",
+		    channel_info((enum channel)ch)->name,
+		    channel_info((enum channel)ch)->name);
+		for (k = 0; k < 3; k++)
+			console_printf(b, "<td>%lu</td>", q[k].count[ch]);
+		buf_puts(b, "</tr>\n");
+	}
+	buf_puts(b, "</table>\n");
 }
 
 static void
@@ -197,14 +186,9 @@ hours_chart(struct buf *b, const json_t *hours)
 struct response *
 console_overview(struct console *c)
 {
-	static const char *const states[] = { "tmp", "new", "deferred",
-	    "cur", "sent", "failed" };
 	struct buf	 b = { 0 };
 	struct statvfs	 sv;
-	const char	*root = spool_root(c->ctx->spool);
 	json_t		*st, *v;
-	long		 n, per[3][5] = { { 0 } }, more = 0;
-	size_t		 i, j;
 
 	console_head(&b, "Overview");
 	console_nav(&b, c);
@@ -224,34 +208,12 @@ console_overview(struct console *c)
 		console_esc(&b, json_string_value(v));
 		buf_puts(&b, "</td></tr>\n");
 	}
-	if (statvfs(root, &sv) == 0)
+	if (statvfs(spool_root(c->ctx->spool), &sv) == 0)
 		console_printf(&b, "<tr><th>spool free</th><td>%llu MiB</td>"
 		    "</tr>\n", (unsigned long long)sv.f_bavail * sv.f_frsize /
 		    (1024 * 1024));
-	buf_puts(&b, "</table>\n<h2>Queue</h2>\n<table>\n<tr><th>state</th>"
-	    "<th>messages</th></tr>\n");
-	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-		n = count_dir(root, states[i]);
-		console_printf(&b, "<tr><td>%s</td><td>%ld</td></tr>\n",
-		    states[i], n < 0 ? 0 : n);
-	}
-	buf_puts(&b, "</table>\n<table>\n<tr><th>channel</th>");
-	for (i = 0; i < 3; i++) {
-		count_channels(root, q_states[i], per[i], &more);
-		console_printf(&b, "<th>%s</th>", q_states[i]);
-	}
-	buf_puts(&b, "</tr>\n");
-	for (j = 0; j < 5; j++) {
-		console_printf(&b, "<tr class=\"ch-%s\"><td>%s</td>",
-		    q_channels[j], q_channels[j]);
-		for (i = 0; i < 3; i++)
-			console_printf(&b, "<td>%ld</td>", per[i][j]);
-		buf_puts(&b, "</tr>\n");
-	}
 	buf_puts(&b, "</table>\n");
-	if (more > 0)
-		console_printf(&b, "<p>%ld more messages not read by "
-		    "channel.</p>\n", more);
+	queue_tables(&b, c);
 	routes_table(&b, c);
 	hours_chart(&b, st != NULL ? json_object_get(st, "hours") : NULL);
 	json_decref(st);

@@ -10,7 +10,9 @@
  * when the state's files changed; a file it does not list is read as
  * far as its "channel" (the first 1 KiB; the whole document when the key
  * is not there).  So 100,000 messages cost a readdir and a hash lookup
- * each, and only new ones a read (msgspool-spool(5), metrics/).
+ * each, and only new ones a read (msgspool-spool(5), metrics/); and a
+ * state whose directory has not changed since it was last counted, not
+ * even the readdir (SPOOL/metrics/count-STATE, metrics_queue).
  * msgspool_queue_oldest_age_seconds is the time of the least id of
  * new/ and deferred/ (ids start with their time).
  *
@@ -45,6 +47,8 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/channel.h"
+#include "base/ulid.h"
 #include "spool/spool.h"
 
 /* The version, from the newest entry of debian/changelog (Makefile). */
@@ -67,6 +71,24 @@
 /* The request durations' bucket bounds, in seconds. */
 #define METRICS_NBUCKETS	9
 extern const double metrics_buckets[METRICS_NBUCKETS];
+
+/* The states msgspool_queue_messages shows, in its order. */
+#define METRICS_NSTATES	5
+extern const enum spool_dir metrics_states[METRICS_NSTATES];
+
+/* The messages of one state of the queue. */
+struct metrics_state {
+	enum spool_dir	 dir;
+	unsigned long	 count[CHANNEL__MAX];	/* by channel */
+	char		 oldest[ULID_LEN + 1];	/* the least id; "" none */
+};
+
+/*
+ * The queue: q[i] the messages of metrics_states[i] by channel, counted
+ * as this file's head says (metrics_queue.c: a state at rest is not
+ * listed again).  0, or -1 (a state directory unreadable).
+ */
+int	metrics_queue(struct spool *, struct metrics_state q[METRICS_NSTATES]);
 
 /*
  * Append label value v escaped as the format wants (\\, \", \n) to out.

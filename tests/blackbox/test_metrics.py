@@ -104,6 +104,28 @@ def test_queue_gauges_are_the_spools_counts(srv, prom):
     assert age[frozenset({("state", "deferred")})] == 0
 
 
+def test_queue_at_rest_not_listed_again(srv, prom):
+    """A state whose directory has not changed is counted from
+    metrics/count-STATE (msgspool-spool(5)); a message more changes the
+    directory, and the next scrape counts it."""
+    import os
+    import time
+    spool = srv.inst.spool
+    for _ in range(2):
+        assert srv.sms().status_code == 202
+    then = time.time() - 10
+    os.utime(spool / "new", (then, then))
+    fams, _ = scrape(srv, prom)
+    new_sms = frozenset({("state", "new"), ("channel", "sms")})
+    assert samples(fams, "msgspool_queue_messages")[new_sms] == 2
+    assert (spool / "metrics" / "count-new").exists()
+    fams, _ = scrape(srv, prom)
+    assert samples(fams, "msgspool_queue_messages")[new_sms] == 2
+    assert srv.sms().status_code == 202
+    fams, _ = scrape(srv, prom)
+    assert samples(fams, "msgspool_queue_messages")[new_sms] == 3
+
+
 def test_attempts_by_result_after_msgspoold(srv, prom, daemons):
     with Standin() as ok, Standin() as bad, Standin() as down:
         bad.failing("400")
