@@ -157,7 +157,8 @@ DEB_TEST	+= python3-prometheus-client
 DEB_BENCH	 = wrk kannel
 # make deb and make check-deb: the package's build and its test in a
 # fresh Debian 12 root.
-DEB_DEB		 = debhelper dpkg-dev fakeroot lintian mmdebstrap
+DEB_DEB		 = debhelper dpkg-dev fakeroot lintian mmdebstrap \
+		   systemd-container
 # make check-nfs: NFS server and clients as user-mode Linux kernels.
 DEB_NFS		 = user-mode-linux nfs-kernel-server nfs-common kmod iproute2
 

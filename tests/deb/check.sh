@@ -9,6 +9,8 @@
 #     through Apache with its snippet and through nginx with its example
 #     (and msgspool-fcgi); msgspoold --once as the package's user sends
 #     them to spool/outbox/;
+#  2b. booted with systemd (systemd-nspawn): msgspoold.service is active,
+#     as msgspool, and sends at once what lighttpd queues;
 #  3. an upgrade to a higher version keeps an edited config and the
 #     spool's messages;
 #  4. remove keeps the config and the spool;
@@ -16,7 +18,8 @@
 #     lighttpd's config whole.
 # Each step prints its time.  The root's tarball is kept in WORKDIR
 # (root-bookworm-PACKAGES.tar, made again after a week); the root is
-# WORKDIR/root, made afresh each run.  Needs root (chroot, mounts).
+# WORKDIR/root, made afresh each run.  Needs root (chroot, mounts,
+# systemd-nspawn).
 # The web servers run in a network namespace of their own, so that
 # their ports (80 and 8080) are not the host's.
 set -eu
@@ -243,7 +246,7 @@ id4=$(id_of reply4)
 [ -n "$id4" ] || fail "reply: $(cat "$root/tmp/reply4")"
 
 step "msgspoold --once as msgspool: the messages to outbox/"
-# One left queued for the upgrade.
+# One kept aside, to be queued for the upgrade.
 mv "$root/var/spool/msgspool/new/$id2.json" "$root/tmp/"
 in_root runuser -u msgspool -- msgspoold --once 2>"$work/msgspoold.log" ||
     { cat "$work/msgspoold.log" >&2; fail "msgspoold --once"; }
@@ -252,8 +255,73 @@ for id in $id1 $id3 $id4; do
 	ls "$root/var/spool/msgspool/outbox/" | grep -q "^$id" ||
 	    fail "$id not in outbox/"
 done
+echo "check-deb:   $id1 $id3 $id4 sent to outbox/"
+
+step "booted with systemd: msgspoold.service running sends what lighttpd queues"
+# systemd-nspawn boots the root with a network of its own (lo alone);
+# lighttpd (its snippet enabled above) and msgspoold start as the units
+# say, Apache and nginx not at all (masked: they would take the ports).
+in_root systemctl mask -q apache2.service nginx.service
+systemd-nspawn -q -D "$root" --register=no --keep-unit --private-network \
+    -b >"$work/boot.log" 2>&1 </dev/null &
+nspawn=$!
+stop_boot() {
+	kill "$nspawn" 2>/dev/null || return 0
+	i=0
+	while kill -0 "$nspawn" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 300 ] || { kill -9 "$nspawn"; break; }
+		sleep 0.1
+	done
+	wait "$nspawn" 2>/dev/null || :
+}
+trap 'stop_boot; umount_root' EXIT
+umount "$root/proc" "$root/dev"
+# The container's init, and a command in it.
+init=
+i=0
+while [ -z "$init" ]; do
+	init=$(pgrep -P "$nspawn" | head -1) || :
+	i=$((i + 1)); [ $i -lt 300 ] || fail "no container (boot.log: $work/boot.log)"
+	sleep 0.1
+done
+in_boot() { nsenter -t "$init" -m -u -i -n -p -- /usr/bin/env -i \
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+i=0
+until st=$(in_boot systemctl is-system-running 2>/dev/null) &&
+    [ "$st" = running -o "$st" = degraded ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "boot: $st (boot.log: $work/boot.log)"
+	sleep 0.1
+done
+[ "$st" = running ] || in_boot systemctl --failed --no-legend >&2
+[ "$(in_boot systemctl is-active msgspoold.service)" = active ] ||
+    fail "msgspoold.service: $(in_boot systemctl status msgspoold.service)"
+[ "$(in_boot systemctl show -P User msgspoold.service)" = msgspool ] ||
+    fail "msgspoold.service is not msgspool's"
+# (The container's /tmp is its own: the files go by /var/tmp.)
+cp "$root/tmp/lib.sh" "$root/tmp/key" "$root/var/tmp/"
+cat >"$root/var/tmp/booted.sh" <<SH
+set -eu
+. /var/tmp/lib.sh
+waits
+KEY=\$(cat /var/tmp/key)
+$curlcmd >/var/tmp/reply5
+SH
+in_boot sh /var/tmp/booted.sh || fail "a send through the booted lighttpd"
+mv "$root/var/tmp/reply5" "$root/tmp/reply5"
+id5=$(id_of reply5)
+[ -n "$id5" ] || fail "reply: $(cat "$root/tmp/reply5")"
+i=0
+until ls "$root/var/spool/msgspool/outbox/" | grep -q "^$id5"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "$id5: not sent by msgspoold.service"
+	sleep 0.1
+done
+echo "check-deb:   $id5 sent by msgspoold.service ($st)"
+stop_boot
+trap 'umount_root' EXIT
+mount -t proc proc "$root/proc"
+mount --bind /dev "$root/dev"
+# The message kept aside, queued again for the upgrade.
 mv "$root/tmp/$id2.json" "$root/var/spool/msgspool/new/"
-echo "check-deb:   $id1 $id3 $id4 sent to outbox/, $id2 queued"
 
 step "upgrade to a higher version: the edited config and the messages kept"
 up=$work/up
