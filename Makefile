@@ -76,6 +76,8 @@ LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.
 LIB_SPOOL	+= erase erase_files
+# Who holds a claim: its owner's record in claims/ (spool/claim_owner.c).
+LIB_SPOOL	+= claim_owner
 # A message looked up by its id, and its cancel (spool/cancel.h); the
 # CGI programs' counters for GET /metrics (spool/counts.h).
 LIB_SPOOL	+= cancel counts

@@ -1,7 +1,7 @@
 /*
  * claim.c: claims on the spool's messages (msgspool-spool(5), Claims and
  * recovery; Several hosts, one spool): a file taken into cur/ under an
- * flock, its owner named in claims/, renewed and released; a retry by
+ * flock, its owner named in claims/ (claim_owner.c), renewed; a retry by
  * hand, which moves its message the same way; an erasure, which removes
  * it under the same lock (msgspool erase); and the recovery of a
  * claim that outlived its daemon, back to new/ or deferred/.  The
@@ -55,82 +55,6 @@ claim_open(struct spool *s, enum spool_dir d, const char *name, char *err,
 	return spool_doc_open(s, d, name, err, errlen);
 }
 
-#define CLAIMS_AREA	"claims"
-
-/*
- * Name the owner of a claim (host, pid, since) in claims/NAME: so a
- * restarted daemon knows its own, and an operator whose they are.  Not
- * synced: it informs, the lock decides.
- */
-static void
-owner_put(struct spool *s, const char *name)
-{
-	char	host[NETFS_HOST_MAX + 1], text[128];
-	int	afd, fd, n;
-
-	if ((afd = spool_area(s, CLAIMS_AREA, 1)) == -1)
-		return;
-	n = snprintf(text, sizeof(text), "{\"host\": \"%s\", \"pid\": %ld, "
-	    "\"since\": %lld}\n", netfs_hostname(host, sizeof(host)),
-	    (long)getpid(), (long long)time(NULL));
-	if ((fd = openat(afd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-	    O_CLOEXEC, SPOOL_FILE_MODE)) != -1) {
-		if (util_write_all(fd, text, (size_t)n) == -1)
-			log_warn("spool: claims/%s: %s", name, strerror(errno));
-		close(fd);
-	}
-	close(afd);
-}
-
-int
-spool_claim_owner(struct spool *s, const char *name, char *host,
-    size_t hostlen, long *pid)
-{
-	json_t	*o;
-	int	 afd, fd;
-
-	*pid = 0;
-	util_seterr(host, hostlen, "?");
-	if (strchr(name, '/') != NULL || name[0] == '.' ||
-	    (afd = spool_area(s, CLAIMS_AREA, 0)) == -1)
-		return -1;
-	fd = util_open_regular(afd, name, 1);
-	close(afd);
-	if (fd == -1)
-		return -1;
-	o = msgdoc_loadfd(fd, 0, NULL);
-	close(fd);
-	if (!json_is_string(json_object_get(o, "host")) ||
-	    !json_is_integer(json_object_get(o, "pid"))) {
-		json_decref(o);
-		return -1;
-	}
-	util_seterr(host, hostlen, "%s", json_string_value(json_object_get(o,
-	    "host")));
-	*pid = (long)json_integer_value(json_object_get(o, "pid"));
-	json_decref(o);
-	return 0;
-}
-
-void
-spool_release(struct spool *s, const char *name, int fd)
-{
-	char	host[NETFS_HOST_MAX + 1], mine[NETFS_HOST_MAX + 1];
-	long	pid;
-	int	afd;
-
-	/* Only our own record: another may hold it since. */
-	if (spool_claim_owner(s, name, host, sizeof(host), &pid) == 0 &&
-	    pid == (long)getpid() && strcmp(host, netfs_hostname(mine,
-	    sizeof(mine))) == 0 && (afd = spool_area(s, CLAIMS_AREA, 0)) !=
-	    -1) {
-		unlinkat(afd, name, 0);
-		close(afd);
-	}
-	if (fd != -1)
-		close(fd);
-}
-
 int
 spool_claim_renew(int fd)
 {
@@ -142,34 +66,6 @@ spool_claim_renew(int fd)
 	if (pwrite(fd, &c, 1, 0) != 1)
 		return -1;
 	return fsync(fd);
-}
-
-/* Drop owner records of claims gone from cur/ for a minute. */
-static void
-owners_prune(struct spool *s)
-{
-	DIR		*dir;
-	struct dirent	*de;
-	struct stat	 st;
-	time_t		 old = time(NULL) - 60;
-	int		 afd, fd;
-
-	if ((afd = spool_area(s, CLAIMS_AREA, 0)) == -1)
-		return;
-	if ((fd = dup(afd)) == -1 || (dir = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		close(afd);
-		return;
-	}
-	while ((de = readdir(dir)) != NULL)
-		if (ulid_prefix(de->d_name) && fstatat(afd, de->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime < old &&
-		    fstatat(spool_statefd(s, SPOOL_CUR), de->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT)
-			unlinkat(afd, de->d_name, 0);
-	closedir(dir);
-	close(afd);
 }
 
 /*
@@ -260,7 +156,7 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 		errno = EAGAIN;
 		return -1;
 	}
-	owner_put(s, name);
+	spool_owner_put(s, name);
 	if ((dup_fd = dup(fd)) == -1) {
 		util_seterr(err, errlen, "%s: %s", name, strerror(errno));
 		return fd;
@@ -348,7 +244,7 @@ spool_retry(struct spool *s, enum spool_dir from, const char *name,
 		errno = EAGAIN;
 		return -1;
 	}
-	owner_put(s, name);
+	spool_owner_put(s, name);
 	/*
 	 * Due now, with a whole max-age again; recorded as a daemon records
 	 * an outcome: new/name written, then cur/name removed, the lock
@@ -410,7 +306,7 @@ spool_erase(struct spool *s, enum spool_dir d, const char *name)
 		return -1;
 	}
 	/* Whoever owned the claim, it is over: we hold its lock. */
-	if ((afd = spool_area(s, CLAIMS_AREA, 0)) != -1) {
+	if ((afd = spool_area(s, SPOOL_CLAIMS_AREA, 0)) != -1) {
 		unlinkat(afd, name, 0);
 		close(afd);
 	}
@@ -524,7 +420,7 @@ spool_recover(struct spool *s)
 		close(fd);
 	}
 	closedir(dir);
-	owners_prune(s);
+	spool_owners_prune(s);
 	if (n > 0)
 		fsync(spool_statefd(s, SPOOL_NEW));
 	return n;

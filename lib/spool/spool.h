@@ -315,6 +315,14 @@ int		 spool_claim_renew(int fd);
 void		 spool_release(struct spool *, const char *name, int fd);
 
 /*
+ * With on set, the owner records of this process's claims are links to
+ * one file of its own, claims/.owner.HOST.PID, made once: a process
+ * that claims many messages (msgspoold) makes no file a claim.  With on
+ * clear, once its claims have ended, that file is removed.
+ */
+void		 spool_claim_linked(struct spool *, int on);
+
+/*
  * Return to new/ every claim in cur/ whose lock is free: its daemon
  * died.  Returns how many.
  */

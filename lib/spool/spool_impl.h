@@ -20,6 +20,8 @@ struct spool {
 	int	 rootfd;
 	int	 fds[SPOOL__MAX];	/* opened on first use: spool_statefd */
 	struct spool_hold *hold;	/* spool_hold: enqueues held in tmp/ */
+	int	 owner_linked;	/* claims/ records linked: spool_claim_linked */
+	ino_t	 owner_ino;	/* the file they link to, 0: none made */
 	struct dsync	*dsync;		/* the host's record (dsync.h) */
 	int		 dsync_tried;	/* opened, or tried to: once */
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
@@ -34,6 +36,18 @@ extern const char *const spool_dirnames[SPOOL__MAX];
  * -1 when it cannot be opened.
  */
 int		 spool_statefd(struct spool *, int d);
+
+/* The area of claims' owner records (claim_owner.c). */
+#define SPOOL_CLAIMS_AREA	"claims"
+
+/*
+ * Name the owner of a claim of name, this process, in claims/NAME:
+ * informs, never synced (msgspool-spool(5), claims/).
+ */
+void		 spool_owner_put(struct spool *, const char *name);
+
+/* Drop the owner records and files of claims and daemons gone. */
+void		 spool_owners_prune(struct spool *);
 
 /* strcmp over an array of strings, for qsort. */
 int		 spool_namecmp(const void *a, const void *b);

@@ -385,6 +385,8 @@ load_config(struct daemon *d)
 	config_free(d->cfg);
 	d->cfg = cfg;
 	d->spool = spool;
+	/* Its claims' owner records: links, no file made a claim. */
+	spool_claim_linked(spool, 1);
 	d->max_age = max_age;
 	d->retention = retention;
 	d->idem_ttl = idem_ttl;

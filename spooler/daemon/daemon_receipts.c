@@ -33,7 +33,10 @@
 
 /*
  * Remember which message the provider's own id names, so that a
- * receipt that names only that (WhatsApp's wamid) finds it.  0.
+ * receipt that names only that (WhatsApp's wamid) finds it.  0.  Not
+ * an email's: its bounce names the message itself (msgspool-bounce(8):
+ * the VERP return path, or the Message-ID <ID@domain> msgspool set), so
+ * an entry would be a file written for every email and never read.
  */
 int
 index_provider_id(struct spool *s, const json_t *doc)
@@ -42,7 +45,7 @@ index_provider_id(struct spool *s, const json_t *doc)
 	char		 key[41];
 	size_t		 i;
 
-	if (prov == NULL)
+	if (prov == NULL || strcmp(prov, "smtp") == 0)
 		return 0;
 	/* Each part of a message sent in several has a receipt of its own. */
 	for (i = 0; (pmid = msgdoc_provider_part(doc, i)) != NULL; i++) {

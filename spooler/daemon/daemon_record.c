@@ -481,6 +481,11 @@ flush_done(struct daemon *d)
 			    "failed", id, msgdoc_recipient(job->doc),
 			    (long long)json_integer_value(json_object_get(
 			    job->doc, "attempts")), job->err);
+		/* The claim ends: its owner record goes with it. */
+		if (job->kept == NULL && job->lockfd != -1) {
+			spool_release(d->spool, job->name, job->lockfd);
+			job->lockfd = -1;
+		}
 		job_free(job);
 	}
 	free(items);

@@ -624,6 +624,7 @@ main(int argc, char *argv[], char *envp[])
 	routes_free(&d);
 	curl_multi_cleanup(d.multi);
 	curl_global_cleanup();
+	spool_claim_linked(d.spool, 0);
 	spool_free(d.spool);
 	config_free(d.cfg);
 	if (d.once && d.spool_errors > 0) {
