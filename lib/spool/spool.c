@@ -149,6 +149,8 @@ spool_free(struct spool *s)
 			close(s->fds[i]);
 	if (s->rootfd != -1)
 		close(s->rootfd);
+	if (s->scan != NULL)
+		closedir(s->scan);
 	spool_dsync_free(s->dsync);
 	free(s->root);
 	free(s);
@@ -524,6 +526,45 @@ spool_scan(struct spool *s, enum spool_dir d,
 		    strlen(de->d_name) < SPOOL_NAME_MAX)
 			rc = fn(arg, de->d_name);
 	closedir(dir);
+	return rc;
+}
+
+int
+spool_scan_on(struct spool *s, enum spool_dir d,
+    int (*fn)(void *, const char *), void *arg)
+{
+	struct dirent	*de;
+	int		 fd, rc = 0, wrapped = 0;
+
+	if (s->scan != NULL && s->scan_dir != (int)d) {
+		closedir(s->scan);
+		s->scan = NULL;
+	}
+	/* Its own open file: a dup would share its offset with others. */
+	if (s->scan == NULL) {
+		if (spool_statefd(s, d) == -1 || (fd = openat(spool_statefd(s,
+		    d), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+			return -1;
+		if ((s->scan = fdopendir(fd)) == NULL) {
+			close(fd);
+			return -1;
+		}
+		s->scan_dir = (int)d;
+		wrapped = 1;
+	}
+	while (rc == 0) {
+		if ((de = readdir(s->scan)) == NULL) {
+			/* From the top once: what came in behind us. */
+			if (wrapped)
+				break;
+			rewinddir(s->scan);
+			wrapped = 1;
+			continue;
+		}
+		if (ulid_prefix(de->d_name) &&
+		    strlen(de->d_name) < SPOOL_NAME_MAX)
+			rc = fn(arg, de->d_name);
+	}
 	return rc;
 }
 

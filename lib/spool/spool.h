@@ -358,6 +358,16 @@ int		 spool_scan(struct spool *, enum spool_dir,
 		    int (*fn)(void *, const char *), void *arg);
 
 /*
+ * spool_scan from where the last call stopped, and on from the top once
+ * the end is reached, so that a call sees every name that is there
+ * throughout it (some twice) unless fn stops it.  A daemon that takes a
+ * few files each time it looks reads a long queue's directory once,
+ * not once a look.
+ */
+int		 spool_scan_on(struct spool *, enum spool_dir,
+		    int (*fn)(void *, const char *), void *arg);
+
+/*
  * An area of the spool beside its states (blobs/, receipts/, index/):
  * its directory fd (the caller closes it), made when create is set and
  * it is missing, with the mode and group of new/.  -1 with errno set.

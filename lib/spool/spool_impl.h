@@ -22,6 +22,8 @@ struct spool {
 	struct spool_hold *hold;	/* spool_hold: enqueues held in tmp/ */
 	int	 owner_linked;	/* claims/ records linked: spool_claim_linked */
 	ino_t	 owner_ino;	/* the file they link to, 0: none made */
+	DIR	*scan;		/* spool_scan_on's place in scan_dir */
+	int	 scan_dir;
 	struct dsync	*dsync;		/* the host's record (dsync.h) */
 	int		 dsync_tried;	/* opened, or tried to: once */
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */

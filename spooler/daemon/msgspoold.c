@@ -585,7 +585,7 @@ main(int argc, char *argv[], char *envp[])
 			    !reloading) {
 				d.new_dirty = 0;
 				d.skipped = 0;
-				spool_scan(d.spool, SPOOL_NEW, admit, &d);
+				spool_scan_on(d.spool, SPOOL_NEW, admit, &d);
 				flush_done(&d);
 			}
 		}

@@ -1,8 +1,8 @@
 /*
  * test_spool.c: unit tests for lib/spool/spool.c (msgspool-spool(5)): opening a
- * spool, the new document, enqueueing, listing and loading, and what a
- * load or a claim does with files that are no message.  Moves, stores,
- * finds, removes, paths and uploads: test_spool_move.c.
+ * spool, the new document, enqueueing, listing, scanning on and loading,
+ * and what a load or a claim does with files that are no message.
+ * Moves, stores, finds, removes, paths and uploads: test_spool_move.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -485,6 +485,63 @@ test_dot_files_ignored(void **state)
 		assert_int_equal(count_entries(f, (enum spool_dir)d), 1);
 }
 
+/* spool_scan_on's fn: the name taken, or every name seen with want 0. */
+struct scan_seen {
+	char	names[8][160];
+	int	n;
+	int	want;
+};
+
+static int
+scan_take(void *arg, const char *name)
+{
+	struct scan_seen	*w = arg;
+
+	if (w->n < 8)
+		snprintf(w->names[w->n], sizeof(w->names[0]), "%s", name);
+	w->n++;
+	return w->want != 0 && w->n >= w->want;
+}
+
+/*
+ * spool_scan_on goes on where it stopped: three files taken one a call
+ * are three names; then, at the end, from the top once (a file that came
+ * in is seen), and a call with nothing to stop it sees every name.
+ */
+static void
+test_scan_on_goes_on(void **state)
+{
+	struct fixture		*f = *state;
+	struct scan_seen	 w;
+	char			 id[SPOOL_ID_LEN + 1], name[160];
+	json_t			*doc;
+	int			 i;
+
+	for (i = 0; i < 3; i++)
+		json_decref(enqueue(f, SPOOL_NEW, "x", id, name,
+		    sizeof(name)));
+	memset(&w, 0, sizeof(w));
+	for (i = 0; i < 3; i++) {
+		w.want = w.n + 1;
+		assert_int_equal(spool_scan_on(f->sp, SPOOL_NEW, scan_take,
+		    &w), 1);
+	}
+	assert_int_equal(w.n, 3);
+	assert_string_not_equal(w.names[0], w.names[1]);
+	assert_string_not_equal(w.names[1], w.names[2]);
+	assert_string_not_equal(w.names[0], w.names[2]);
+	doc = enqueue(f, SPOOL_NEW, "late", id, name, sizeof(name));
+	json_decref(doc);
+	/* At the end: from the top, where the late one is too. */
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(spool_scan_on(f->sp, SPOOL_NEW, scan_take, &w), 0);
+	assert_true(w.n >= 4);
+	for (i = 0; i < w.n && i < 8; i++)
+		if (strcmp(w.names[i], name) == 0)
+			break;
+	assert_true(i < w.n && i < 8);
+}
+
 int
 main(void)
 {
@@ -510,6 +567,7 @@ main(void)
 		TS(test_symlink_not_followed),
 		TS(test_fifo_and_dir_do_not_block),
 		TS(test_dot_files_ignored),
+		TS(test_scan_on_goes_on),
 	};
 #undef TD
 #undef TS
