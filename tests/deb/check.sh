@@ -10,7 +10,8 @@
 #     (and msgspool-fcgi); msgspoold --once as the package's user sends
 #     them to spool/outbox/;
 #  2b. booted with systemd (systemd-nspawn): msgspoold.service is active,
-#     as msgspool, and sends at once what lighttpd queues;
+#     as msgspool, and sends at once what lighttpd queues, and what
+#     nginx queues through msgspool-fcgi.socket and its service;
 #  3. an upgrade to a higher version keeps an edited config and the
 #     spool's messages;
 #  4. remove keeps the config and the spool;
@@ -182,6 +183,9 @@ lighttpd -f /etc/lighttpd/lighttpd.conf
 trap 'kill \$(cat /run/lighttpd.pid)' EXIT
 waits
 noroute lighttpd
+# Port 80, the rest of lighttpd, runs none of the programs.
+[ "\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1/cgi-bin/msgspool/ping)" = 404 ] ||
+    { echo "port 80 runs the programs" >&2; exit 1; }
 $keycmd
 printf '%s\n' "\$KEY" >/tmp/key
 $curlcmd >/tmp/reply1
@@ -257,7 +261,7 @@ for id in $id1 $id3 $id4; do
 done
 echo "check-deb:   $id1 $id3 $id4 sent to outbox/"
 
-step "booted with systemd: msgspoold.service running sends what lighttpd queues"
+step "booted with systemd: msgspoold.service sends what lighttpd, then nginx with msgspool-fcgi.socket queue"
 # systemd-nspawn boots the root with a network of its own (lo alone);
 # lighttpd (its snippet enabled above) and msgspoold start as the units
 # say, Apache and nginx not at all (masked: they would take the ports).
@@ -316,6 +320,32 @@ until ls "$root/var/spool/msgspool/outbox/" | grep -q "^$id5"; do
 	sleep 0.1
 done
 echo "check-deb:   $id5 sent by msgspoold.service ($st)"
+# nginx's example (enabled above) through the socket units, in place of
+# lighttpd: msgspool-fcgi.service starts on the first connection.
+cat >"$root/var/tmp/fcgi.sh" <<SH
+set -eu
+. /var/tmp/lib.sh
+systemctl stop lighttpd.service
+waits down
+systemctl unmask -q nginx.service
+systemctl start msgspool-fcgi.socket nginx.service
+waits
+KEY=\$(cat /var/tmp/key)
+$curlcmd >/var/tmp/reply6
+systemctl is-active msgspool-fcgi.service
+systemctl show -P User msgspool-fcgi.service
+SH
+fcgi=$(in_boot sh /var/tmp/fcgi.sh) || fail "a send through nginx and the socket units"
+[ "$(echo $fcgi)" = "active www-data" ] || fail "msgspool-fcgi.service: $fcgi"
+mv "$root/var/tmp/reply6" "$root/tmp/reply6"
+id6=$(id_of reply6)
+[ -n "$id6" ] || fail "reply: $(cat "$root/tmp/reply6")"
+i=0
+until ls "$root/var/spool/msgspool/outbox/" | grep -q "^$id6"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "$id6: not sent by msgspoold.service"
+	sleep 0.1
+done
+echo "check-deb:   $id6 queued by msgspool-fcgi.service (socket-activated) through nginx, sent"
 stop_boot
 trap 'umount_root' EXIT
 mount -t proc proc "$root/proc"
