@@ -223,14 +223,23 @@ attachment(const json_t *a, size_t i, char *err, size_t errlen)
 	return GMIME_OBJECT(part);
 }
 
-/* A multipart/subtype with its boundary ("=_subtype_ID"). */
+/*
+ * A multipart/subtype with its boundary ("=_subtype_ID").  Made as a
+ * bare object and typed here: g_mime_multipart_new_with_subtype would
+ * first draw a random boundary from /dev/urandom (an open, a read and a
+ * close each time) for ours to replace.
+ */
 static GMimeMultipart *
 multipart(const char *subtype, const char *id)
 {
-	GMimeMultipart	*mp;
-	char		*boundary;
+	GMimeMultipart		*mp;
+	GMimeContentType	*ct;
+	char			*boundary;
 
-	mp = g_mime_multipart_new_with_subtype(subtype);
+	mp = g_object_new(GMIME_TYPE_MULTIPART, NULL);
+	ct = g_mime_content_type_new("multipart", subtype);
+	g_mime_object_set_content_type(GMIME_OBJECT(mp), ct);
+	g_object_unref(ct);
 	/* "=_" never starts a line of base64 or quoted-printable. */
 	boundary = g_strdup_printf("=_%s_%s", subtype, id);
 	g_mime_multipart_set_boundary(mp, boundary);
