@@ -6,7 +6,6 @@
  * POST /console/messages/ID/cancel and .../retry; GET /console/inbound,
  * the newest inbound messages of every client.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,25 +29,6 @@
 /* Messages a page of the console lists. */
 #define PAGE_MESSAGES	50
 #define REFERENCE_MAX	128
-
-/* The clients with a list: SPOOL/lists/CLIENT/ (list.h), sorted. */
-static json_t *
-list_clients(const char *root)
-{
-	char		 path[4096];
-	DIR		*d;
-	struct dirent	*e;
-	json_t		*a = json_array();
-
-	snprintf(path, sizeof(path), "%s/" LIST_AREA, root);
-	if (a == NULL || (d = opendir(path)) == NULL)
-		return a;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && valid_client_id(e->d_name))
-			json_array_append_new(a, json_string(e->d_name));
-	closedir(d);
-	return a;
-}
 
 /* Newest first: ULIDs sort by their time. */
 static int
@@ -180,7 +160,7 @@ console_messages_page(struct console *c)
 	if (cl != NULL)
 		clients = json_pack("[s]", cl);
 	else
-		clients = list_clients(spool_root(c->ctx->spool));
+		clients = list_clients(c->ctx->spool);
 	if ((all = json_array()) == NULL || clients == NULL)
 		goto oom;
 	json_array_foreach(clients, i, val) {
@@ -451,6 +431,32 @@ by_name_desc(const void *a, const void *b)
 	return -strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The ids of inbox/'s files, "ID.json", gathered by add_id. */
+struct ids {
+	char	**v;
+	size_t	  n, cap;
+};
+
+static int
+add_id(void *arg, const char *name)
+{
+	struct ids	*ids = arg;
+	char		**nv;
+
+	if (strlen(name) != SPOOL_ID_LEN + 5 || strcmp(name + SPOOL_ID_LEN,
+	    ".json") != 0)
+		return 0;
+	if (ids->n == ids->cap) {
+		ids->cap = ids->cap ? ids->cap * 2 : 64;
+		if ((nv = realloc(ids->v, ids->cap * sizeof(*nv))) == NULL)
+			return -1;	/* as many as there is room for */
+		ids->v = nv;
+	}
+	if ((ids->v[ids->n] = strndup(name, SPOOL_ID_LEN)) != NULL)
+		ids->n++;
+	return 0;
+}
+
 /* GET /console/inbound: the newest inbound messages of inbox/. */
 struct response *
 console_inbound_page(struct console *c)
@@ -458,33 +464,15 @@ console_inbound_page(struct console *c)
 	static const char *const cols[] = { "client", "channel", "from",
 	    "to", "text", "receivedAt" };
 	struct buf	 b = { 0 };
-	char		 path[4096], err[512], **names = NULL, **nn;
-	size_t		 n = 0, cap = 0, i, k, len;
-	DIR		*d;
-	struct dirent	*e;
+	struct ids	 ids = { 0 };
+	char		 err[512], **names;
+	size_t		 n, i, k;
 	json_t		*doc, *o;
 
-	snprintf(path, sizeof(path), "%s/" INBOX_AREA,
-	    spool_root(c->ctx->spool));
-	if ((d = opendir(path)) != NULL) {
-		while ((e = readdir(d)) != NULL) {
-			len = strlen(e->d_name);
-			if (len != SPOOL_ID_LEN + 5 || strcmp(e->d_name +
-			    SPOOL_ID_LEN, ".json") != 0)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				if ((nn = realloc(names, cap *
-				    sizeof(*names))) == NULL)
-					break;
-				names = nn;
-			}
-			if ((names[n] = strndup(e->d_name, SPOOL_ID_LEN)) !=
-			    NULL)
-				n++;
-		}
-		closedir(d);
-	}
+	/* Its files by their names (inbox.h): a state at rest, no lock. */
+	(void)spool_area_scan(c->ctx->spool, INBOX_AREA, add_id, &ids);
+	names = ids.v;
+	n = ids.n;
 	if (n > 0)
 		qsort(names, n, sizeof(*names), by_name_desc);
 	console_head(&b, "Inbound");

@@ -208,7 +208,7 @@ console_overview(struct console *c)
 		console_esc(&b, json_string_value(v));
 		buf_puts(&b, "</td></tr>\n");
 	}
-	if (statvfs(spool_root(c->ctx->spool), &sv) == 0)
+	if (fstatvfs(spool_dirfd(c->ctx->spool, SPOOL_NEW), &sv) == 0)
 		console_printf(&b, "<tr><th>spool free</th><td>%llu MiB</td>"
 		    "</tr>\n", (unsigned long long)sv.f_bavail * sv.f_frsize /
 		    (1024 * 1024));

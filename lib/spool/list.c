@@ -461,6 +461,32 @@ list_recover(struct spool *s, time_t since)
 	return n;
 }
 
+json_t *
+list_clients(struct spool *s)
+{
+	json_t		*a;
+	struct dirent	*e;
+	DIR		*d;
+	int		 afd;
+
+	if ((a = json_array()) == NULL ||
+	    (afd = spool_area(s, LIST_AREA, 0)) == -1)
+		return a;
+	if ((d = fdopendir(afd)) == NULL) {
+		close(afd);
+		return a;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && valid_client_id(e->d_name) &&
+		    json_array_append_new(a, json_string(e->d_name)) == -1) {
+			json_decref(a);
+			a = NULL;
+			break;
+		}
+	closedir(d);
+	return a;
+}
+
 int
 list_built(struct spool *s)
 {

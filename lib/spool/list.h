@@ -128,6 +128,13 @@ ssize_t		 list_reindex(struct spool *, list_progress_fn *, void *arg,
 int		 list_built(struct spool *);
 
 /*
+ * The clients that have a list (lists/CLIENT/), as a new array of their
+ * ids in no order: an empty one before any list is made; NULL out of
+ * memory.
+ */
+json_t		*list_clients(struct spool *);
+
+/*
  * After an unclean stop: note again every message in new/, deferred/
  * and cur/ and every message or inbound message made since since (whose
  * lines the kernel may not have written before a power failure).

@@ -1,7 +1,7 @@
 /*
  * test_list.c: the lines a client's list is written with (lib/spool/
  * list.c): the form an address is listed in, a message of no client,
- * one removed.
+ * one removed, the clients that have a list.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +73,31 @@ test_no_client(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* The clients with a list: none before any, then each once. */
+static void
+test_clients(void **state)
+{
+	struct tu_spool	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1];
+	json_t		*a;
+
+	assert_non_null(a = list_clients(f->sp));
+	assert_int_equal(json_array_size(a), 0);
+	json_decref(a);
+	build(f);
+	queue(f, "acme", "+4915100000001", NULL, id);
+	queue(f, "acme", "+4915100000002", NULL, id);
+	queue(f, "other.co", "+4915100000003", NULL, id);
+	assert_non_null(a = list_clients(f->sp));
+	assert_int_equal(json_array_size(a), 2);
+	assert_true((strcmp(json_string_value(json_array_get(a, 0)), "acme") ==
+	    0 && strcmp(json_string_value(json_array_get(a, 1)),
+	    "other.co") == 0) || (strcmp(json_string_value(json_array_get(a,
+	    0)), "other.co") == 0 && strcmp(json_string_value(
+	    json_array_get(a, 1)), "acme") == 0));
+	json_decref(a);
+}
+
 int
 main(void)
 {
@@ -81,6 +106,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_address_key),
 		T(test_no_client),
+		T(test_clients),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
