@@ -280,11 +280,12 @@ stop_boot() {
 }
 trap 'stop_boot; umount_root' EXIT
 umount "$root/proc" "$root/dev"
-# The container's init, and a command in it.
+# The container's init (systemd, a child of systemd-nspawn once its
+# outer child is gone), and a command in it.
 init=
 i=0
 while [ -z "$init" ]; do
-	init=$(pgrep -P "$nspawn" | head -1) || :
+	init=$(pgrep -P "$nspawn" -x systemd | head -1) || :
 	i=$((i + 1)); [ $i -lt 300 ] || fail "no container (boot.log: $work/boot.log)"
 	sleep 0.1
 done
@@ -293,7 +294,7 @@ in_boot() { nsenter -t "$init" -m -u -i -n -p -- /usr/bin/env -i \
 i=0
 until st=$(in_boot systemctl is-system-running 2>/dev/null) &&
     [ "$st" = running -o "$st" = degraded ]; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "boot: $st (boot.log: $work/boot.log)"
+	i=$((i + 1)); [ $i -lt 1200 ] || fail "boot: $st (boot.log: $work/boot.log)"
 	sleep 0.1
 done
 [ "$st" = running ] || in_boot systemctl --failed --no-legend >&2
