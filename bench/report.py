@@ -176,8 +176,10 @@ def kannel_lines(k, sms_rps, fcgi_sms, fcgi_disk, fcgi_batch):
             lines.append(
                 "Messages a second, 100 SMS a request (POST /sms/v1/deliver/batch "
                 "through msgspool-fcgi, section 1b; one durable commit for a "
-                "request's files): **%.0f**, %.2f× Kannel's messages a second."
-                % (fcgi_batch, fcgi_batch / k["rps"]))
+                "request's files): **%.0f**, %.2f× Kannel's messages a second, "
+                "target ≥ 1.5: %s (every message durable before the reply)."
+                % (fcgi_batch, fcgi_batch / k["rps"],
+                   verdict(fcgi_batch >= 1.5 * k["rps"])))
         if fcgi_sms and fcgi_disk:
             lines.append("")
             lines.append(
@@ -773,6 +775,47 @@ def ops_lines(op):
     return lines + [""]
 
 
+def durable_lines(du):
+    """Section 13, durable enqueue: msgspool-fcgi against the naive
+    durable FastCGI responder."""
+    lines = ["## 13. Durable enqueue: msgspool-fcgi against the naive durable "
+             "FastCGI responder", "",
+             "POST /sms/v1/deliver through msgspool-fcgi, and through "
+             "bench/durable-fcgi (each request's body written to tmp/, fsynced, "
+             "renamed into new/, new/ fsynced, then 202: the promise of "
+             "msgspool-spool(5) with nothing else), each with %d workers behind "
+             "the same lighttpd config (conf/lighttpd-fcgi.conf), in %d "
+             "alternating rounds of %d s at each number of connections (req/s, "
+             "wrk, 2 threads; medians):" % (du["workers"], du["rounds"],
+                                            du["duration"]), "",
+             "| Connections | msgspool-fcgi | p99 ms | responder | p99 ms | ratio | "
+             "target ≥ 1.3 | p99 no worse | msgspool-fcgi's directory syncs "
+             "per message |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    rounds = []
+    for c in du["conns"]:
+        m = du["runs"]["msgspool-fcgi/%d" % c]
+        r = du["runs"]["responder/%d" % c]
+        mr, rr = median([x["rps"] for x in m]), median([x["rps"] for x in r])
+        mp, rp = median([x["p99_ms"] for x in m]), median([x["p99_ms"] for x in r])
+        ren, syn = du["syncs"].get(str(c), [0, 0])
+        bad = sum(x["non2xx"] + x["errors"] for x in m + r)
+        lines.append("| %d | %.0f | %.1f | %.0f | %.1f | **%.2f** | %s | %s | %s |" % (
+            c, mr, mp, rr, rp, mr / rr if rr else 0, verdict(rr and mr / rr >= 1.3),
+            verdict(mp <= rp), "%.2f (%d syncs for %d)" % (syn / ren, syn, ren)
+            if ren else "-"))
+        rounds.append("%d connections: msgspool-fcgi %s; responder %s%s" % (
+            c, ", ".join("%.0f" % x["rps"] for x in m),
+            ", ".join("%.0f" % x["rps"] for x in r),
+            "; **%d requests not 2xx or failed**" % bad if bad else ""))
+    lines += ["", "Every round (req/s): " + "; ".join(rounds) + ".", "",
+              "msgspool-fcgi syncs each message's file (written unnamed, O_TMPFILE) "
+              "and shares the sync of new/ with the workers queueing at the same "
+              "time (msgspool-spool(5), Group commit); the responder syncs its file "
+              "and new/ for each request.", ""]
+    return lines
+
+
 def split_sections(text):
     """text (a results.md) as its head, its sections [(key, lines)] in
     order, key (number, letter) of each title, and the line of the load
@@ -855,5 +898,7 @@ def render(res):
         lines += failover_lines(res["failover"])
     if "ops" in res:
         lines += ops_lines(res["ops"])
+    if "durable" in res:
+        lines += durable_lines(res["durable"])
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

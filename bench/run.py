@@ -21,6 +21,7 @@ import random
 import re
 import resource
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1630,8 +1631,66 @@ def bench_failover(work, quick):
             "breaker_time": FAILOVER_BREAKER_TIME, "timeout": FAILOVER_TIMEOUT,
             "runs": runs}
 
+# Issue 27: durable enqueue.  msgspool-fcgi's POST /sms/v1/deliver next
+# to the naive durable FastCGI responder (bench/durable-fcgi.c: the body
+# to tmp/, fsync, rename into new/, fsync of new/, 202) behind the same
+# lighttpd config with the same workers, in alternating rounds at each
+# number of connections.
+DURABLE_CONNS = (16, 64)
+DURABLE_ROUNDS = 5
+
+
+def sync_record(spool):
+    """The group commit's counts of new/ (msgspool-spool(5), Group
+    commit: SPOOL/sync/HOST): (renames, syncs), or None."""
+    try:
+        names = os.listdir(Path(spool) / "sync")
+        data = (Path(spool) / "sync" / names[0]).read_bytes()
+    except (OSError, IndexError):
+        return None
+    if len(data) != 8 * 49:
+        return None
+    renamed = struct.unpack_from("=16Q", data, 8)
+    syncs = struct.unpack_from("=16Q", data, 8 + 8 * 32)
+    return renamed[1], syncs[1]
+
+
+def bench_durable(work, quick):
+    inst = Instance(Path(work) / "durable")
+    sbin = Path(work) / "durable-sbin"
+    sbin.mkdir(exist_ok=True)
+    os.symlink(BIN / "durable-fcgi", sbin / "msgspool-fcgi")
+    dur = 3 if quick else 5
+    rounds = 3 if quick else DURABLE_ROUNDS
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    lua = lua_post("/sms/v1/deliver", sms, work)
+    sides = [("msgspool-fcgi", BUILD / "fcgi"), ("responder", sbin)]
+    runs = {"%s/%d" % (side, c): [] for side, _ in sides for c in DURABLE_CONNS}
+    syncs = {c: [0, 0] for c in DURABLE_CONNS}
+    for rnd in range(rounds):
+        for side, d in (sides if rnd % 2 == 0 else sides[::-1]):
+            srv = LighttpdFcgi(inst, d, DEFAULT_FCGI_WORKERS, "durable-%s" % side)
+            try:
+                for c in DURABLE_CONNS:
+                    before = sync_record(inst.spool)
+                    r = wrk(srv.url("/sms/v1/deliver"), dur, lua, connections=c)
+                    r["queued"] = inst.count("new")
+                    after = sync_record(inst.spool)
+                    if side == "msgspool-fcgi" and after is not None:
+                        b = before or (0, 0)
+                        syncs[c][0] += after[0] - b[0]
+                        syncs[c][1] += after[1] - b[1]
+                    runs["%s/%d" % (side, c)].append(r)
+                    inst.clear()
+            finally:
+                srv.stop()
+    return {"rounds": rounds, "duration": dur, "workers": DEFAULT_FCGI_WORKERS,
+            "conns": list(DURABLE_CONNS), "runs": runs,
+            "syncs": {str(c): v for c, v in syncs.items()}}
+
+
 DEFAULT_ONLY = ("cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,"
-                "list,failover,ops")
+                "list,failover,ops,durable")
 # msgspool-fcgi's default number of workers (fcgi/msgspool-fcgi.c): the
 # best of FCGI_WORKERS on the machine of bench/results.md.
 DEFAULT_FCGI_WORKERS = 8
@@ -1680,6 +1739,8 @@ def measure(only, quick, baseline=None):
             res["failover"] = bench_failover(work, quick)
         if "ops" in only:
             res["ops"] = bench_ops(work, quick)
+        if "durable" in only:
+            res["durable"] = bench_durable(work, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res["load_end"] = os.getloadavg()[0]

@@ -5,7 +5,8 @@
  * The record, SPOOL/sync/HOST, is this host's alone (its processes
  * share memory through it; hosts that share a spool over NFS do not),
  * in the host's byte order: a magic number, then for each state's
- * directory two counters, renames done and renames synced.  Its lock
+ * directory three counters: renames done, renames synced, and the syncs
+ * that made them so (what group commit saves shows as renames/syncs).  Its lock
  * is byte d of the file, for the directory of state d.
  */
 #include <sys/mman.h>
@@ -26,13 +27,14 @@
 #include "spool/spool_impl.h"
 
 #define DSYNC_AREA	"sync"
-#define DSYNC_MAGIC	0x6d7364736e633031ULL	/* "msdsnc01" */
+#define DSYNC_MAGIC	0x6d7364736e633032ULL	/* "msdsnc02" */
 #define DSYNC_SLOTS	16			/* >= SPOOL__MAX */
 
 struct dsync_rec {
 	uint64_t	magic;
 	uint64_t	renamed[DSYNC_SLOTS];	/* renames counted */
 	uint64_t	synced[DSYNC_SLOTS];	/* of them, durable */
+	uint64_t	syncs[DSYNC_SLOTS];	/* syncs done: what it saves */
 };
 
 struct dsync {
@@ -159,6 +161,7 @@ spool_syncdir(struct spool *s, int d)
 	e = errno;
 	if (rc == 0) {
 		FAULT("dsync: the writer, synced, not yet recorded");
+		__atomic_add_fetch(&ds->rec->syncs[d], 1, __ATOMIC_SEQ_CST);
 		seen = __atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST);
 		while (seen < target && !__atomic_compare_exchange_n(
 		    &ds->rec->synced[d], &seen, target, 0, __ATOMIC_SEQ_CST,

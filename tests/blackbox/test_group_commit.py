@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(
 FAULT_SMS = CGI_DIR.parent / "tests" / "fault" / "sms-deliver"
 DEADLINE = 20           # seconds for any process to reach a state
 FCNTL = 72              # x86_64 fcntl(2): a process waiting for the lock
-MAGIC = 0x6d7364736e633031
+MAGIC = 0x6d7364736e633032
 NEW = 1                 # enum spool_dir: SPOOL_NEW
 STEPS = ["dsync: counted, waiting for the writer",
          "dsync: the writer, before its sync",
@@ -108,7 +108,7 @@ def _record(inst):
     names = os.listdir(inst.spool / "sync")
     assert len(names) == 1, names
     data = (inst.spool / "sync" / names[0]).read_bytes()
-    assert len(data) == 8 * 33, len(data)
+    assert len(data) == 8 * 49, len(data)
     magic, = struct.unpack_from("=Q", data, 0)
     assert magic == MAGIC
     renamed = struct.unpack_from("=16Q", data, 8)

@@ -34,9 +34,10 @@ struct rec {
 	uint64_t	magic;
 	uint64_t	renamed[16];
 	uint64_t	synced[16];
+	uint64_t	syncs[16];
 };
 
-#define MAGIC	0x6d7364736e633031ULL
+#define MAGIC	0x6d7364736e633032ULL
 
 static void
 rec_path(const struct tu_spool *f, char *buf, size_t len)
@@ -111,6 +112,7 @@ test_record_counts_one(void **state)
 	assert_true(r.magic == MAGIC);
 	assert_int_equal(r.renamed[SPOOL_NEW], 1);
 	assert_int_equal(r.synced[SPOOL_NEW], 1);
+	assert_int_equal(r.syncs[SPOOL_NEW], 1);
 	assert_int_equal(r.renamed[SPOOL_DEFERRED], 0);
 	assert_int_equal(entries(f, "new"), 1);
 	assert_int_equal(entries(f, "tmp"), 0);
@@ -153,6 +155,8 @@ test_many_processes(void **state)
 	assert_int_equal(rec_read(f, &r), 0);
 	assert_int_equal(r.renamed[SPOOL_NEW], 300);
 	assert_int_equal(r.synced[SPOOL_NEW], 300);
+	/* Shared: never more syncs than renames. */
+	assert_true(r.syncs[SPOOL_NEW] >= 1 && r.syncs[SPOOL_NEW] <= 300);
 }
 
 /* A record not made by us is left alone: the directory synced alone. */
@@ -251,6 +255,7 @@ test_covered_needs_no_sync(void **state)
 	assert_int_equal(rec_read(f, &r), 0);
 	assert_int_equal(r.renamed[SPOOL_NEW], 2);
 	assert_int_equal(r.synced[SPOOL_NEW], 100);
+	assert_int_equal(r.syncs[SPOOL_NEW], 1);
 }
 
 int
