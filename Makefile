@@ -195,8 +195,8 @@ $(O)lib/base/config.o: $(O)lib/sysconfdir.stamp
 $(O)lib/version.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
-$(O)lib/spool/metrics.o $(O)spooler/daemon/daemon_metrics.o: \
-    $(O)lib/version.stamp
+$(O)lib/spool/metrics.o $(O)spooler/daemon/daemon_metrics.o \
+    $(O)spooler/cli/msgspool.o: $(O)lib/version.stamp
 FORCE:
 
 $(LIBA): $(LIB_OBJS)

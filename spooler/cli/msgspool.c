@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -492,7 +493,8 @@ usage(void)
 {
 	size_t	i;
 
-	fprintf(stderr, "usage: msgspool [-c FILE] COMMAND\n");
+	fprintf(stderr, "usage: msgspool [-c FILE] COMMAND\n"
+	    "       msgspool -V | --version\n");
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(stderr, "       msgspool %s\n", verbs[i].usage);
 }
@@ -514,6 +516,11 @@ usage_error(const char *why, const char *arg)
 	return 1;
 }
 
+static const struct option longopts[] = {
+	{ "version",	no_argument,	NULL,	'V' },
+	{ NULL,		0,		NULL,	0 }
+};
+
 int
 main(int argc, char *argv[], char *envp[])
 {
@@ -526,13 +533,18 @@ main(int argc, char *argv[], char *envp[])
 
 	path = config_default_path(envp);
 	opterr = 0;	/* one line of our own, not getopt's and the usage */
-	while ((ch = getopt(argc, argv, "+:c:h")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:c:hV", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
 			break;
 		case 'h':
 			usage();
+			return 0;
+		case 'V':
+			/* The newest entry of debian/changelog (Makefile). */
+			printf("msgspool %s\n", MSGSPOOL_VERSION);
 			return 0;
 		case ':':
 			return usage_error("-c needs a FILE", NULL);

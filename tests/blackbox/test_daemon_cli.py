@@ -288,6 +288,19 @@ def test_config_from_environment(srv):
     assert sid in cp.out
 
 
+def test_version_is_the_changelogs(srv):
+    """msgspool --version (and -V) gives the version of the newest entry
+    of debian/changelog, its one place, without reading a config."""
+    from conftest import ROOT
+    first = (ROOT / "debian" / "changelog").read_text().split("\n", 1)[0]
+    version = first.split("(", 1)[1].split(")", 1)[0]
+    for opt in ("--version", "-V"):
+        cp = srv.inst.cli(opt, config=False,
+                          env={"MSGSPOOL_CONFIG": "/nonexistent"})
+        assert cp.returncode == 0, cp.err
+        assert cp.out == f"msgspool {version}\n"
+
+
 def test_show_prints_the_json(srv):
     sid = _queue(srv, text="ShowMe")
     cp = srv.inst.cli("show", sid)

@@ -134,6 +134,10 @@ done
     fail "msgspoold.service is not enabled"
 grep -q '^User=msgspool$' "$root/lib/systemd/system/msgspoold.service" ||
     fail "msgspoold.service does not run as msgspool"
+# The package's version, debian/changelog's, is the programs' too.
+v=$(in_root dpkg-query -W -f='${Version}' msgspool)
+[ "$(in_root msgspool --version)" = "msgspool $v" ] ||
+    fail "msgspool --version: $(in_root msgspool --version), not $v"
 
 step "lighttpd with the snippet: a key, the README's curl"
 # The commands of debian/README.Debian, which README.md gives too.
