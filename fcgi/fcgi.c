@@ -18,7 +18,6 @@
 #include "content/keys.h"
 #include "endpoints.h"
 #include "http/cgi.h"
-#include "spool/spool.h"
 
 #include "fcgi.h"
 
@@ -117,7 +116,6 @@ fcgi_cache_free(struct fcgi_cache *c)
 	config_drop(c);
 	file_free(&c->keys);
 	tmpl_cache_free(&c->tmpls);
-	spool_free(c->spool);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -52,7 +52,6 @@ struct fcgi_cache {
 	struct stat	 st;
 	struct fcgi_file keys;
 	struct tmpl_cache tmpls;
-	struct spool	*spool;		/* spool_keep: the config's spool */
 };
 
 /*

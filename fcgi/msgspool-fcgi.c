@@ -28,7 +28,6 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "http/cgi.h"
-#include "spool/spool.h"
 #include "http/problem.h"
 
 #include "fcgi.h"
@@ -119,13 +118,6 @@ not_found(const struct cgi_io *io, char *const *envp)
 	    "no such route")), envp);
 }
 
-static struct spool *
-io_spool(void *arg, const char *root, char *err, size_t errlen)
-{
-	return spool_keep(&((struct fcgi_io *)arg)->cache->spool, root, err,
-	    errlen);
-}
-
 static enum keys_result
 io_keys(void *arg, const char *path, const char *key, size_t len,
     struct client *out)
@@ -157,7 +149,7 @@ worker(int sock, const char *config)
 	struct fcgi_io		 f;
 	struct cgi_io		 io = { .read = io_read, .write = io_write,
 				    .config = io_config, .keys = io_keys,
-				    .tmpl = io_tmpl, .spool = io_spool,
+				    .tmpl = io_tmpl,
 				    .arg = &f };
 	const struct endpoint	*ep;
 	struct response		*r;

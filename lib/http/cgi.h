@@ -54,7 +54,6 @@ struct ctx {
 	const struct limits	*limits;	/* NULL: see above */
 	const struct client	*client;	/* NULL when no key needed */
 	struct spool		*spool;		/* NULL unless needs_spool */
-	int			 spool_kept;	/* io's: spool_request_done */
 	/*
 	 * The config's routes (content/route.h) on a route that queues
 	 * (messages set), else NULL: batch.h refuses by them a message no
@@ -144,13 +143,6 @@ struct cgi_io {
 	struct tmpl	*(*tmpl)(void *arg, const char *root,
 			    const char *client, enum tmpl_kind, const char *id,
 			    enum msg_status *status, char *err, size_t errlen);
-	/*
-	 * The spool at root, kept by the caller across requests
-	 * (spool_keep); the request ends with spool_request_done.  A NULL
-	 * callback: the request opens and frees its own.
-	 */
-	struct spool	*(*spool)(void *arg, const char *root, char *err,
-			    size_t errlen);
 	void		*arg;
 };
 

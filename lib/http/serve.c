@@ -211,22 +211,6 @@ rate_check(size_t n, struct ctx *ctx, struct rate *rate, int *limited)
 }
 
 /*
- * The request's spool: the one its caller keeps across requests (the
- * io's spool callback), else its own.
- */
-static struct spool *
-request_spool(struct ctx *ctx, const char *root, char *err, size_t errlen)
-{
-	const struct cgi_io	*io = ctx->req->io;
-
-	if (io != NULL && io->spool != NULL) {
-		ctx->spool_kept = 1;
-		return io->spool(io->arg, root, err, errlen);
-	}
-	return spool_open(root, 0, err, errlen);
-}
-
-/*
  * The client's rate as it stands, nothing taken (*limited set when it
  * has one that can be read), for a reply that ended before the count:
  * a 400, 411, 413, 415 or 503, a kept reply, the upload.
@@ -249,7 +233,7 @@ rate_peek(struct ctx *ctx, struct rate *rate, int *limited)
 		    NULL)
 			return;
 		/* dispatch frees it with the request's. */
-		ctx->spool = request_spool(ctx, root, err, sizeof(err));
+		ctx->spool = spool_open(root, 0, err, sizeof(err));
 		free(root);
 		if (ctx->spool == NULL)
 			return;
@@ -462,7 +446,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	}
 	if (ep->needs_spool) {
 		root = config_path(cfg, NULL, "spool", "spool");
-		if (root == NULL || (ctx.spool = request_spool(&ctx, root, err,
+		if (root == NULL || (ctx.spool = spool_open(root, 0, err,
 		    sizeof(err))) == NULL) {
 			log_err("spool: %s", root ? err : "out of memory");
 			r = response_error(503,
@@ -507,10 +491,7 @@ done:
 	idem_free(idem);
 	json_decref(ctx.body);
 	route_table_free(ctx.routes);
-	if (ctx.spool_kept)
-		spool_request_done(ctx.spool);
-	else
-		spool_free(ctx.spool);
+	spool_free(ctx.spool);
 	free(ctx.templates);
 	free(root);
 	config_free(own);

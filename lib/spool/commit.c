@@ -99,16 +99,35 @@ static enum msg_status
 write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 {
 	struct timespec	 times[2];
-	char		*text;
-	int		 e, tfd = spool_statefd(s, SPOOL_TMP);
+	char		*text, *nl;
+	size_t		 len;
+	int		 e, tfd;
 
 	p->fd = -1;
 	p->tmp[0] = '\0';
 	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
 		return MSG_TEMPFAIL;
-	if (unnamed_ok(s) && (p->fd = openat(tfd, ".", O_TMPFILE | O_WRONLY |
-	    O_CLOEXEC, SPOOL_FILE_MODE)) == -1 && errno != EOPNOTSUPP &&
-	    errno != EISDIR && errno != EINVAL) {
+	/* The document and its newline in one write. */
+	len = strlen(text);
+	if ((nl = realloc(text, len + 2)) == NULL) {
+		free(text);
+		return MSG_TEMPFAIL;
+	}
+	text = nl;
+	text[len++] = '\n';
+	text[len] = '\0';
+	/* tmp/ by its path when no directory of it is open: no open for it. */
+	if (unnamed_ok(s) && (p->fd = s->fds[SPOOL_TMP] == -1 ?
+	    openat(s->rootfd, "tmp", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+	    SPOOL_FILE_MODE) : openat(s->fds[SPOOL_TMP], ".", O_TMPFILE |
+	    O_WRONLY | O_CLOEXEC, SPOOL_FILE_MODE)) == -1 &&
+	    errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+		e = errno;
+		free(text);
+		log_err("spool: %s/tmp: %s", s->root, strerror(e));
+		return spool_errno_status(e);
+	}
+	if (p->fd == -1 && (tfd = spool_statefd(s, SPOOL_TMP)) == -1) {
 		e = errno;
 		free(text);
 		log_err("spool: %s/tmp: %s", s->root, strerror(e));
@@ -134,15 +153,14 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	/* A deferred file's mtime is when it is due: a stat tells, no parse. */
 	times[0].tv_sec = times[1].tv_sec = p->mtime;
 	times[0].tv_nsec = times[1].tv_nsec = 0;
-	if (util_write_all(p->fd, text, strlen(text)) == -1 ||
-	    util_write_all(p->fd, "\n", 1) == -1 ||
+	if (util_write_all(p->fd, text, len) == -1 ||
 	    (p->mtime > 0 && futimens(p->fd, times) == -1)) {
 		e = errno;
 		free(text);
 		close(p->fd);
 		p->fd = -1;
 		if (p->tmp[0] != '\0')
-			unlinkat(tfd, p->tmp, 0);
+			unlinkat(spool_statefd(s, SPOOL_TMP), p->tmp, 0);
 		log_err("spool: %s/tmp/%s: %s", s->root, p->tmp, strerror(e));
 		return spool_errno_status(e);
 	}

@@ -70,13 +70,15 @@ dsync_open(struct spool *s)
 	 * Made by another process: it grows to its size only once.  The
 	 * web server's programs and msgspoold share it, as new/.
 	 */
-	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	    (st.st_mode & 0777) != 0660)
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return NULL;
+	}
+	if ((st.st_mode & 0777) != 0660 && st.st_uid == geteuid())
 		fchmod(fd, 0660);
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (st.st_size < (off_t)sizeof(struct dsync_rec) &&
-	    ftruncate(fd, sizeof(struct dsync_rec)) == -1) ||
-	    (st.st_size > (off_t)sizeof(struct dsync_rec)) ||
+	if (!S_ISREG(st.st_mode) ||
+	    (st.st_size != 0 && st.st_size != (off_t)sizeof(struct dsync_rec)) ||
+	    (st.st_size == 0 && ftruncate(fd, sizeof(struct dsync_rec)) == -1) ||
 	    (p = mmap(NULL, sizeof(struct dsync_rec), PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		close(fd);

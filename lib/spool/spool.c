@@ -103,40 +103,6 @@ fail:
 	return NULL;
 }
 
-struct spool *
-spool_keep(struct spool **kept, const char *root, char *err, size_t errlen)
-{
-	struct stat	 a, b;
-
-	if (*kept != NULL && strcmp((*kept)->root, root) == 0 &&
-	    stat(root, &a) == 0 && fstat((*kept)->rootfd, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-		return *kept;
-	spool_free(*kept);
-	*kept = spool_open(root, 0, err, errlen);
-	return *kept;
-}
-
-void
-spool_request_done(struct spool *s)
-{
-	int	i;
-
-	if (s == NULL)
-		return;
-	for (i = 0; i < SPOOL__MAX; i++)
-		if (s->fds[i] != -1) {
-			close(s->fds[i]);
-			s->fds[i] = -1;
-		}
-	/* Nothing open for writing between requests: the spool's file
-	 * system can be remounted read-only under a waiting process. */
-	spool_dsync_free(s->dsync);
-	s->dsync = NULL;
-	s->dsync_tried = 0;
-	s->hold = NULL;
-}
-
 void
 spool_free(struct spool *s)
 {

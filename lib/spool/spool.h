@@ -50,25 +50,6 @@ struct spool	*spool_open(const char *root, int create, char *err,
 		    size_t errlen);
 void		 spool_free(struct spool *);
 
-/*
- * For a process that serves request after request (msgspool-fcgi): the
- * spool *kept while root still names the directory it was opened on
- * (one stat), else the spool at root opened anew in its place (the old
- * one freed); NULL with a reason in err.  What it keeps between
- * requests: the root's descriptor, nothing open for writing.
- * spool_request_done after each request.
- */
-struct spool	*spool_keep(struct spool **kept, const char *root, char *err,
-		    size_t errlen);
-
-/*
- * The end of a request on a kept spool: the state directories it
- * opened and the group commit record (dsync.h) are closed (a directory
- * set aside and made again between two requests is the new one in the
- * next).
- */
-void		 spool_request_done(struct spool *);
-
 const char	*spool_root(const struct spool *);
 
 /* "tmp", "new", ... */
