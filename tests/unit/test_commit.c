@@ -30,22 +30,6 @@ doc(char *id, time_t notbefore)
 	    "to", "+4915112345678", "body", "hi"));
 }
 
-static size_t
-entries(const struct tu_spool *f, const char *state)
-{
-	char		 path[512];
-	DIR		*d;
-	struct dirent	*de;
-	size_t		 n = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", f->dir, state);
-	assert_non_null(d = opendir(path));
-	while ((de = readdir(d)) != NULL)
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void
 test_commit_many_into_states(void **state)
 {
@@ -63,9 +47,9 @@ test_commit_many_into_states(void **state)
 		it[i].from = SPOOL__MAX;
 	}
 	assert_int_equal(spool_commit(f->sp, it, 130), 130);
-	assert_int_equal(entries(f, "new"), 65);
-	assert_int_equal(entries(f, "deferred"), 65);
-	assert_int_equal(entries(f, "tmp"), 0);
+	assert_int_equal(tu_spool_entries(f, "new"), 65);
+	assert_int_equal(tu_spool_entries(f, "deferred"), 65);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
 	/* A deferred file's mtime is when it is due. */
 	snprintf(path, sizeof(path), "%s/deferred/%s.json", f->dir, ids[1]);
 	assert_int_equal(stat(path, &st), 0);
@@ -90,13 +74,13 @@ test_store_moves_from(void **state)
 	msgdoc_attempt(d, MSG_OK, NULL, NULL, time(NULL), 0, NULL);
 	assert_int_equal(spool_store(f->sp, SPOOL_SENT, name, d, SPOOL_CUR),
 	    MSG_OK);
-	assert_int_equal(entries(f, "cur"), 0);
-	assert_int_equal(entries(f, "sent"), 1);
+	assert_int_equal(tu_spool_entries(f, "cur"), 0);
+	assert_int_equal(tu_spool_entries(f, "sent"), 1);
 	/* In place: the file is replaced, nothing removed. */
 	assert_int_equal(spool_store(f->sp, SPOOL_SENT, name, d, SPOOL__MAX),
 	    MSG_OK);
-	assert_int_equal(entries(f, "sent"), 1);
-	assert_int_equal(entries(f, "tmp"), 0);
+	assert_int_equal(tu_spool_entries(f, "sent"), 1);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
 	json_decref(d);
 }
 
@@ -118,8 +102,8 @@ test_refuses_bad_names(void **state)
 	json_object_set_new(d, "id", json_string("not an id"));
 	assert_int_equal(spool_enqueue(f->sp, d, SPOOL_NEW), MSG_PERMFAIL);
 	assert_int_equal(spool_enqueue(f->sp, d, SPOOL_SENT), MSG_PERMFAIL);
-	assert_int_equal(entries(f, "new"), 0);
-	assert_int_equal(entries(f, "tmp"), 0);
+	assert_int_equal(tu_spool_entries(f, "new"), 0);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
 	json_decref(d);
 }
 

@@ -78,22 +78,6 @@ queue_one(struct spool *sp)
 	return st;
 }
 
-static size_t
-entries(const struct tu_spool *f, const char *state)
-{
-	char		 path[512];
-	DIR		*d;
-	struct dirent	*de;
-	size_t		 n = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", f->dir, state);
-	assert_non_null(d = opendir(path));
-	while ((de = readdir(d)) != NULL)
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void
 test_record_counts_one(void **state)
 {
@@ -114,8 +98,8 @@ test_record_counts_one(void **state)
 	assert_int_equal(r.synced[SPOOL_NEW], 1);
 	assert_int_equal(r.syncs[SPOOL_NEW], 1);
 	assert_int_equal(r.renamed[SPOOL_DEFERRED], 0);
-	assert_int_equal(entries(f, "new"), 1);
-	assert_int_equal(entries(f, "tmp"), 0);
+	assert_int_equal(tu_spool_entries(f, "new"), 1);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
 }
 
 /*
@@ -151,7 +135,7 @@ test_many_processes(void **state)
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
-	assert_int_equal(entries(f, "new"), 300);
+	assert_int_equal(tu_spool_entries(f, "new"), 300);
 	assert_int_equal(rec_read(f, &r), 0);
 	assert_int_equal(r.renamed[SPOOL_NEW], 300);
 	assert_int_equal(r.synced[SPOOL_NEW], 300);
@@ -175,7 +159,7 @@ test_foreign_record_left_alone(void **state)
 	assert_int_equal(queue_one(f->sp), MSG_OK);
 	assert_int_equal(rec_read(f, &back), 0);
 	assert_memory_equal(&r, &back, sizeof(r));
-	assert_int_equal(entries(f, "new"), 1);
+	assert_int_equal(tu_spool_entries(f, "new"), 1);
 }
 
 /*
@@ -226,7 +210,7 @@ test_writer_dies(void **state)
 	assert_int_equal(waitpid(waiter, &status, 0), waiter);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(entries(f, "new"), 2);
+	assert_int_equal(tu_spool_entries(f, "new"), 2);
 	assert_int_equal(rec_read(f, &r), 0);
 	assert_int_equal(r.renamed[SPOOL_NEW], 2);
 	assert_int_equal(r.synced[SPOOL_NEW], 2);

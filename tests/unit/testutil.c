@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -104,6 +105,22 @@ void
 tu_write_text(const char *path, const char *text)
 {
 	tu_write_file(path, text, strlen(text));
+}
+
+size_t
+tu_spool_entries(const struct tu_spool *f, const char *state)
+{
+	char		 path[512];
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, state);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 char *

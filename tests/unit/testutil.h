@@ -59,6 +59,9 @@ int	 tu_spool_setup_installed(void **state);
 void	 tu_write_file(const char *path, const void *data, size_t len);
 void	 tu_write_text(const char *path, const char *text);
 
+/* The entries of f's spool directory state ("new"), "." and ".." not. */
+size_t	 tu_spool_entries(const struct tu_spool *f, const char *state);
+
 /* The file at path, NUL-terminated (at most 64 KiB); free it. */
 char	*tu_read_text(const char *path);
 
