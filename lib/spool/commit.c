@@ -101,7 +101,7 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	struct timespec	 times[2];
 	char		*text, *nl;
 	size_t		 len;
-	int		 e, tfd;
+	int		 e, tfd = -1;
 
 	p->fd = -1;
 	p->tmp[0] = '\0';
