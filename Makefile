@@ -260,6 +260,8 @@ DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
 		   daemon_inbox daemon_record daemon_bounce webhook daemon_routes
 # Its counts for GET /metrics (daemon_metrics.h).
 DAEMON_MODS	+= daemon_metrics
+# How it waits for work (daemon_wait.c).
+DAEMON_MODS	+= daemon_wait
 DAEMON_OBJS	 = $(DAEMON_MODS:%=$(O)spooler/daemon/%.o) $(CLAIMKEEP_OBJS)
 $(DAEMON): $(DAEMON_OBJS) $(SPOOLER_OBJS) \
     $(LIBA)

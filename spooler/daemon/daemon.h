@@ -37,6 +37,7 @@ struct dmetrics;
 #define INBOX_NOTE_KEEP	600	/* an inbound note waits this for its
 				   message (inbox.h) */
 #define WAIT_SESSIONS_MAX	16	/* sockets of sessions (smpp) waited on */
+#define FLUSH_WAIT_MS	10	/* an outcome waits for others at most */
 #define FULL_ROUTES_MAX	32	/* routes at their cap told the keeper */
 /* Webhook transfers at most, beside "concurrency" messages. */
 #define WEBHOOK_SHARE(conc)	((conc) / 4 > 1 ? (conc) / 4 : 1)
@@ -95,6 +96,8 @@ struct daemon {
 	struct tidy	*tidying;	/* housekeeping the keeper runs */
 	struct job	**done;		/* finished, outcome not yet recorded */
 	size_t		 ndone, donecap;
+	long long	 done_since;	/* when the first of them was seen
+					   (monotonic ms), 0: none */
 	size_t		 spool_errors;	/* claims or records the spool refused */
 	time_t		 last_spool_log;
 	struct dmetrics	*metrics;	/* its counts (daemon_metrics.h) */
@@ -181,6 +184,22 @@ int		 bounce_receipt(struct spool *, const json_t *doc,
 
 /* daemon_record.c: the outcomes of jobs recorded, and jobs freed. */
 void		 flush_done(struct daemon *);
+/*
+ * flush_done when it is due (msgspoold(8)): on a spool of this host,
+ * once half the slots' jobs have finished, or none is running, or the
+ * first finished FLUSH_WAIT_MS ago, or now (the daemon stops or
+ * reloads); so that the outcomes of more sends share a commit's syncs.
+ * On a shared spool (the keeper records) at once.
+ */
+void		 flush_due(struct daemon *, int now);
+/* Milliseconds until the outcomes waiting are due, 0: now. */
+int		 flush_wait_ms(struct daemon *);
+
+/*
+ * daemon_wait.c: wait for a transfer, a file in new/, a signal, the
+ * next chore, or the outcomes waiting to be due; what inotify saw read.
+ */
+void		 wait_for_work(struct daemon *, time_t now, int reloading);
 void		 collect_recorded(struct daemon *);
 void		 job_free(struct job *);
 /*

@@ -493,3 +493,43 @@ flush_done(struct daemon *d)
 	memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
 	d->ndone = held;
 }
+
+static long long
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+flush_wait_ms(struct daemon *d)
+{
+	long long	now = mono_ms();
+
+	if (d->ndone == 0) {
+		d->done_since = 0;
+		return FLUSH_WAIT_MS;
+	}
+	if (d->done_since == 0)
+		d->done_since = now;
+	return now - d->done_since >= FLUSH_WAIT_MS ? 0 :
+	    (int)(FLUSH_WAIT_MS - (now - d->done_since));
+}
+
+void
+flush_due(struct daemon *d, int now)
+{
+	/*
+	 * The syncs of a commit cost the same for one outcome as for
+	 * sixteen, and the loop waits on them: the finished jobs keep
+	 * their slots (admit) until enough of them share one.
+	 */
+	if (flush_wait_ms(d) == 0 || d->keeper != NULL || now ||
+	    d->inflight == 0 || d->ndone * 2 >= d->concurrency) {
+		flush_done(d);
+		if (d->ndone == 0)
+			d->done_since = 0;
+	}
+}

@@ -139,14 +139,12 @@ admit(void *arg, const char *name)
 
 	/*
 	 * A finished job whose outcome is not yet recorded is still in
-	 * flight for a crash: a kill would send it again.  So finished jobs
-	 * are recorded before a slot is reused, and a kill at any moment
+	 * flight for a crash: a kill would send it again.  So it keeps its
+	 * slot until it is recorded (flush_due), and a kill at any moment
 	 * re-sends at most "concurrency" messages, even with a provider
 	 * that finishes inside start().
 	 */
-	if (d->inflight + d->ndone >= d->concurrency)
-		flush_done(d);
-	if (stopping || reloading || d->inflight >= d->concurrency) {
+	if (stopping || reloading || d->inflight + d->ndone >= d->concurrency) {
 		d->new_dirty = 1;
 		return 1;
 	}
@@ -342,78 +340,6 @@ reap(struct daemon *d)
 	}
 }
 
-/*
- * Read what inotify saw: a file in new/ means a scan; one in deferred/ is
- * stat'ed, and the next promotion comes no later than it is due.
- */
-static void
-drain_inotify(struct daemon *d)
-{
-	const struct inotify_event	*ev;
-	char				 buf[8192], path[4096];
-	struct stat			 st;
-	ssize_t				 n, i;
-
-	if (d->ino == -1)
-		return;
-	while ((n = read(d->ino, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n; i += (ssize_t)sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)(buf + i);
-			if (ev->mask & IN_Q_OVERFLOW) {
-				d->new_dirty = 1;
-				d->next_promote = 0;
-			} else if (ev->wd == d->wd_new)
-				d->new_dirty = 1;
-			else if (ev->wd == d->wd_deferred && ev->len > 0 &&
-			    spool_path(d->spool, SPOOL_DEFERRED, ev->name, path,
-			    sizeof(path)) == 0 && stat(path, &st) == 0 &&
-			    st.st_mtime < d->next_promote)
-				d->next_promote = st.st_mtime;
-		}
-	}
-}
-
-/* Wait for a transfer, a file in new/, a signal, or the next chore. */
-static void
-wait_for_work(struct daemon *d, time_t now)
-{
-	struct curl_waitfd	 w[2 + WAIT_SESSIONS_MAX];
-	const struct provider	*p;
-	time_t			 until;
-	size_t			 i;
-	int			 ms, n = 0;
-
-	until = d->next_promote < d->next_recover ? d->next_promote :
-	    d->next_recover;
-	if (d->next_rescan < until)
-		until = d->next_rescan;
-	ms = until > now ? (int)(until - now) * 1000 : 0;
-	if (ms > 1000)
-		ms = 1000;	/* signals are seen within a second */
-	if ((d->new_dirty && d->inflight < d->concurrency && !reloading) ||
-	    webhooks_dirty(d->wh))
-		ms = 0;
-	/* Files arriving only matter when there is room for them. */
-	if (d->ino != -1 && d->inflight < d->concurrency) {
-		w[n].fd = d->ino;
-		w[n].events = CURL_WAIT_POLLIN;
-		w[n++].revents = 0;
-	}
-	/* Claims the keeper's thread made ready. */
-	if (d->keeper != NULL && d->inflight < d->concurrency) {
-		w[n].fd = keeper_fd(d->keeper);
-		w[n].events = CURL_WAIT_POLLIN;
-		w[n++].revents = 0;
-	}
-	/* The sessions' sockets, and their timers. */
-	for (i = 0; i < d->nroutes; i++)
-		if ((p = d->routes[i]->provider)->fds != NULL)
-			n += (int)p->fds(d->routes[i]->state, w + n,
-			    WAIT_SESSIONS_MAX + 2 - (size_t)n, &ms);
-	curl_multi_poll(d->multi, n ? w : NULL, (unsigned)n, ms, NULL);
-	drain_inotify(d);
-}
-
 static void
 usage(void)
 {
@@ -586,7 +512,7 @@ main(int argc, char *argv[], char *envp[])
 				d.new_dirty = 0;
 				d.skipped = 0;
 				spool_scan_on(d.spool, SPOOL_NEW, admit, &d);
-				flush_done(&d);
+				flush_due(&d, stopping || reloading);
 			}
 		}
 		if (d.inflight == 0 && d.recording == 0 && (stopping ||
@@ -601,15 +527,16 @@ main(int argc, char *argv[], char *envp[])
 		}
 		curl_multi_perform(d.multi, &running);
 		reap(&d);
-		flush_done(&d);
+		flush_due(&d, stopping || reloading);
 		if (d.inflight == 0 && d.once && !d.new_dirty &&
 		    !webhooks_busy(d.wh) && last_pass)
 			break;
-		wait_for_work(&d, time(NULL));
+		wait_for_work(&d, time(NULL), reloading);
 		curl_multi_perform(d.multi, &running);
 		reap(&d);
-		flush_done(&d);
+		flush_due(&d, stopping || reloading);
 	}
+	flush_done(&d);		/* none left: nothing runs any more */
 	free(d.done);
 	keeper_free(d.keeper);
 	/* Its counts as it stops (msgspoold(8), Metrics). */

@@ -2,9 +2,9 @@
 msgspoold running (msgspoold(8), README "Delivery"), against the Standin
 test double: its concurrency limit and connection reuse, a message sent
 within seconds of its request or when it is due, a short Retry-After
-honoured, and its signals (SIGTERM waits for the send in flight, SIGHUP
-rereads the config and keeps the spool).  The providers and the outcome
-policy: test_delivery.py.
+honoured, an outcome recorded while a slow send runs, and its signals
+(SIGTERM waits for the send in flight, SIGHUP rereads the config and
+keeps the spool).  The providers and the outcome policy: test_delivery.py.
 """
 
 import signal
@@ -172,6 +172,26 @@ def test_sigterm_waits_for_the_send_in_flight(inst, standin, daemons):
     assert len(reqs) == 1 and reqs[0]["outcome"] == "ok", reqs
     doc = assert_sent(inst.spool, msgid)
     assert doc["providerReply"]["sid"] == reqs[0]["response"]["sid"]
+
+
+def test_an_outcome_does_not_wait_for_a_slow_send(inst, standin, daemons):
+    """A finished send waits for others to share its write (msgspoold(8)),
+    but only briefly: a quick message is recorded sent while a slow one,
+    started first, is still in flight."""
+    inst.write_conf(standin.twilio_config("sms"))
+    slow = "+4915112340063"
+    standin.script(slow, [("delay", 4.0)])
+    d = daemons.start(inst.conf)
+    slow_id = queue_sms(inst.spool, slow, "slow one")
+    wait_until(lambda: standin.in_flight >= 1, EVENTUALLY, what="the request")
+    quick_id = queue_sms(inst.spool, "+4915112340064", "quick one")
+    wait_until(lambda: where(inst.spool, quick_id) == ["sent"], 3.0,
+               what="sent/" + quick_id)
+    assert standin.in_flight >= 1           # the slow one still runs
+    assert where(inst.spool, slow_id) == ["cur"]
+    wait_until(lambda: where(inst.spool, slow_id) == ["sent"], EVENTUALLY,
+               what="sent/" + slow_id)
+    assert d.stop() == 0
 
 
 def test_sighup_keeps_the_spool(tmp_path, daemons):
