@@ -225,8 +225,12 @@ def smtp_lines(rounds):
              "Rounds alternate: msgspoold, then Postfix, each on a fresh spool or queue.",
              "", "| Round | sender | messages | seconds | msg/s | ratio msgspool / Postfix |",
              "|---|---|---|---|---|---|"]
-    ratios = []
-    for i, (ours, theirs) in enumerate(rounds, 1):
+    if any(len(rnd) > 2 for rnd in rounds):
+        lines[2] += (" With --baseline, another build's msgspoold too in each round, "
+                     "before ours in every other one.")
+    ratios, based = [], []
+    for i, rnd in enumerate(rounds, 1):
+        ours, theirs = rnd[0], rnd[1]
         if "error" in theirs:
             ratio = "-"
         else:
@@ -234,6 +238,14 @@ def smtp_lines(rounds):
             ratio = "%.2f" % ratios[-1]
         lines.append("| %d | msgspoold (smtp provider, concurrency 16) | %d | %.2f | %.0f | %s |"
                      % (i, ours["sent"], ours["seconds"], ours["msgs_per_s"], ratio))
+        # --baseline: another build's msgspoold in the same round.
+        if len(rnd) > 2:
+            b = rnd[2]
+            based.append(ours["msgs_per_s"] / b["msgs_per_s"])
+            lines.append("| %d | msgspoold of the baseline build | %d | %.2f | %.0f | %s |"
+                         % (i, b["sent"], b["seconds"], b["msgs_per_s"],
+                            "-" if "error" in theirs else
+                            "%.2f" % (b["msgs_per_s"] / theirs["msgs_per_s"])))
         if "error" in theirs:
             lines.append("| %d | Postfix | - | - | - | could not be measured: %s |"
                          % (i, theirs["error"]))
@@ -245,6 +257,9 @@ def smtp_lines(rounds):
         lines += ["", "Target msgspool ≥ Postfix: %s (median ratio %.2f of %d rounds; %s)."
                   % (verdict(med >= 1.0), med, len(ratios),
                      ", ".join("%.2f" % x for x in ratios))]
+    if based:
+        lines += ["", "This build against the baseline's msgspoold: median ratio %.2f (%s)."
+                  % (sorted(based)[len(based) // 2], ", ".join("%.2f" % x for x in based))]
     lines.append("")
     return lines
 

@@ -536,33 +536,47 @@ def bench_smpp(work, quick):
     return rows
 
 
-def bench_smtp(work, quick):
+def smtp_round(inst, n, daemon):
+    """n emails queued in inst, sent by the msgspoold at daemon (--once)."""
+    inst.queue_email(n)
+    t0 = time.time()
+    subprocess.run([str(daemon), "-c", str(inst.conf), "--once"],
+                   capture_output=True, timeout=900)
+    dt = time.time() - t0
+    return {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
+            "deferred": inst.count("deferred"), "seconds": dt,
+            "msgs_per_s": inst.count("sent") / dt}
+
+
+def bench_smtp(work, quick, base=None):
     """Rounds of ours then Postfix's, each on a fresh spool and queue: this
     machine's disk is shared and its speed swings from minute to minute, so
     each round's ratio compares neighbours and the verdict takes the
-    median ratio."""
+    median ratio.  With base (--baseline DIR), the msgspoold of that build
+    too in each round, before ours in every other round: (ours, theirs,
+    base's) a round."""
     import postfix
     n = 2000 if quick else 10000
     rounds = 1 if quick else 3
     sink, port = postfix.start_smtp_sink(str(Path(work) / "sink"))
+    conf = ("concurrency = 16\n[email]\nprovider = smtp\n"
+            "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
     out = []
     try:
         for r in range(rounds):
-            inst = Instance(Path(work) / ("smtp%d" % r),
-                            "concurrency = 16\n[email]\nprovider = smtp\n"
-                            "url = smtp://127.0.0.1:%d\nstarttls = no\n" % port)
-            inst.queue_email(n)
-            t0 = time.time()
-            subprocess.run([str(BUILD / "spooler" / "msgspoold"), "-c", str(inst.conf), "--once"],
-                           capture_output=True, timeout=900)
-            dt = time.time() - t0
-            ours = {"n": n, "sent": inst.count("sent"), "failed": inst.count("failed"),
-                    "deferred": inst.count("deferred"), "seconds": dt,
-                    "msgs_per_s": inst.count("sent") / dt}
+            b = None
+            if base and r % 2:
+                b = smtp_round(Instance(Path(work) / ("smtpbase%d" % r), conf), n,
+                               Path(base) / "spooler" / "msgspoold")
+            ours = smtp_round(Instance(Path(work) / ("smtp%d" % r), conf), n,
+                              BUILD / "spooler" / "msgspoold")
+            if base and not r % 2:
+                b = smtp_round(Instance(Path(work) / ("smtpbase%d" % r), conf), n,
+                               Path(base) / "spooler" / "msgspoold")
             # Kept until the run's end (Instance.clear): removing 10,000
             # files here slowed the creates of the Postfix round after it.
             theirs = postfix.postfix_delivery(str(Path(work) / ("postfix%d" % r)), port, n)
-            out.append((ours, theirs))
+            out.append((ours, theirs, b) if b else (ours, theirs))
             if "error" in theirs:
                 break
     finally:
@@ -1721,7 +1735,7 @@ def measure(only, quick, baseline=None):
         if "smpp" in only:
             res["smpp"] = bench_smpp(work, quick)
         if "smtp" in only:
-            res["smtp"] = bench_smtp(work, quick)
+            res["smtp"] = bench_smtp(work, quick, baseline)
         if baseline:
             res["baseline"] = bench_baseline(work, quick, baseline)
         if "scale" in only:
@@ -1764,7 +1778,7 @@ def main():
     ap.add_argument("--baseline", metavar="DIR",
                     help="also POST /sms/v1/deliver of the CGI programs of "
                     "the build DIR (another tree's), rounds alternating with "
-                    "this build's")
+                    "this build's; and with smtp, its msgspoold in each round")
     args = ap.parse_args()
     only = args.only.split(",")
     if args.source:
