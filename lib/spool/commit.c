@@ -193,16 +193,13 @@ link_unnamed(struct spool *s, struct pending *p)
 	return renameat(tfd, p->tmp, p->dirfd, p->name);
 }
 
-/*
- * Sync (unless synced: its file system was), close and put one written
- * file into place; on failure remove it.
- */
+/* Sync, close and put one written file into place; on failure remove it. */
 static enum msg_status
-finish_tmp(struct spool *s, struct pending *p, int synced)
+finish_tmp(struct spool *s, struct pending *p)
 {
 	int	e, unnamed = p->tmp[0] == '\0';
 
-	if (!synced && fsync(p->fd) == -1) {
+	if (fsync(p->fd) == -1) {
 		e = errno;
 		close(p->fd);
 		goto fail;
@@ -247,28 +244,6 @@ sync_dir(struct spool *s, int dfd)
 }
 
 /*
- * A commit of at least this many files syncs their file system once
- * (syncfs(2)) instead of each file (msgspool-spool(5), Queueing).
- */
-#define SYNCFS_MIN	8
-
-/* Whether every file of a chunk written is unnamed (local, O_TMPFILE). */
-static int
-all_unnamed(const struct pending *p, const enum msg_status *st, size_t n)
-{
-	size_t	i, written = 0;
-
-	for (i = 0; i < n; i++) {
-		if (st[i] != MSG_OK)
-			continue;
-		if (p[i].tmp[0] != '\0')
-			return 0;
-		written++;
-	}
-	return written >= SYNCFS_MIN;
-}
-
-/*
  * Write docs durably: the engine of spool_commit and of the uploads.
  * dirfds[i] is where item i goes; names[i] its name.  Directories are
  * synced once each, after every rename; an item whose directory cannot
@@ -280,7 +255,7 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 {
 	struct pending	 p[COMMIT_CHUNK];
 	size_t		 i, j, k, chunk;
-	int		 synced[8], nsynced = 0, d, e, fs;
+	int		 synced[8], nsynced = 0, d, e;
 
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < COMMIT_CHUNK ? n - i : COMMIT_CHUNK;
@@ -294,23 +269,9 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 			    write_tmp(s, docs[i + j], &p[j]);
 			FAULT("commit: written");
 		}
-		fs = chunk >= SYNCFS_MIN && all_unnamed(&p[0], &st[i], chunk);
-		/*
-		 * Many unnamed files (a batch): one sync of their file system
-		 * makes them all durable before any has a name, where a sync
-		 * each would wait for the disk once per file.
-		 */
-		if (fs) {
-			FAULT("commit: before the file system's sync");
-			if (syncfs(spool_statefd(s, SPOOL_TMP)) == -1) {
-				log_warn("spool: syncfs of %s: %s; a sync per "
-				    "file", s->root, strerror(errno));
-				fs = 0;
-			}
-		}
 		for (j = 0; j < chunk; j++)
 			if (st[i + j] == MSG_OK) {
-				st[i + j] = finish_tmp(s, &p[j], fs);
+				st[i + j] = finish_tmp(s, &p[j]);
 				FAULT("commit: synced and renamed");
 			}
 	}
