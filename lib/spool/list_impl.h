@@ -112,6 +112,15 @@ ssize_t	 list_seg_list(int cfd, long long gen, char ***out);
  * below it too), into seg; 0, or -1 (errno ENOENT: none). */
 int	 list_seg_find(int cfd, long long gen, const char *id, char *seg);
 
+/*
+ * list_seg_find for an id older than segment from's first (one that
+ * arrived a little late, behind a newer id that began a segment): the
+ * #prev lines followed back from from, a few segments at most, before
+ * the whole directory is listed.
+ */
+int	 list_seg_find_back(int cfd, long long gen, const char *from,
+	    const char *id, char *seg);
+
 /* Open a segment for appending (made with its #prev line when new). */
 int	 list_seg_open_append(int cfd, long long gen, const char *seg, const char *prev);
 

@@ -240,6 +240,42 @@ list_seg_find(int cfd, long long gen, const char *id, char *seg)
 	return 0;
 }
 
+/*
+ * Segments followed back by their #prev lines before list_seg_find lists
+ * them all: a late id is in one of the last few, and a list of a million
+ * messages has tens of thousands of segments.
+ */
+#define FIND_HOPS	8
+
+int
+list_seg_find_back(int cfd, long long gen, const char *from, const char *id,
+    char *seg)
+{
+	char	cur[SPOOL_ID_LEN + 1], name[32 + SPOOL_ID_LEN];
+	char	line[64 + SPOOL_ID_LEN];
+	ssize_t	n;
+	int	fd, hop;
+
+	memcpy(cur, from, SPOOL_ID_LEN + 1);
+	for (hop = 0; hop < FIND_HOPS; hop++) {
+		list_seg_name(name, sizeof(name), gen, cur);
+		if ((fd = openat(cfd, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1)
+			break;
+		n = pread(fd, line, sizeof(line), 0);
+		close(fd);
+		if (n <= 0)
+			break;
+		list_seg_prev(line, (size_t)n, gen, seg);
+		if (seg[0] == '\0')
+			break;
+		if (strcmp(seg, id) <= 0)
+			return 0;
+		memcpy(cur, seg, SPOOL_ID_LEN + 1);
+	}
+	return list_seg_find(cfd, gen, id, seg);
+}
+
 /* Open a segment for appending (made with its #prev line when new). */
 int
 list_seg_open_append(int cfd, long long gen, const char *seg, const char *prev)

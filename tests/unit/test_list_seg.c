@@ -96,11 +96,45 @@ test_seg_find(void **state)
 	close(cfd);
 }
 
+/* Back along the #prev lines: the same segment list_seg_find gives. */
+static void
+test_seg_find_back(void **state)
+{
+	static const char *const segs[] = { "01J0000000000000000000BBBB",
+	    "01J0000000000000000000DDDD", "01J0000000000000000000FFFF",
+	    "01J0000000000000000000HHHH" };
+	static const char *const ids[] = { "01J0000000000000000000AAAA",
+	    "01J0000000000000000000CCCC", "01J0000000000000000000DDDD",
+	    "01J0000000000000000000EEEE", "01J0000000000000000000GGGG" };
+	struct tu_spool	*f = *state;
+	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	size_t		 i;
+	int		 cfd;
+
+	assert_true((cfd = list_client_dir(f->sp, "acme", 1)) != -1);
+	for (i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		close(list_seg_open_append(cfd, 1, segs[i], i > 0 ?
+		    segs[i - 1] : NULL));
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		assert_int_equal(list_seg_find(cfd, 1, ids[i], a), 0);
+		assert_int_equal(list_seg_find_back(cfd, 1, segs[3], ids[i],
+		    b), 0);
+		assert_string_equal(a, b);
+	}
+	/* A chain broken (a segment gone): the listing finds it still. */
+	assert_int_equal(unlinkat(cfd, "1.01J0000000000000000000FFFF", 0), 0);
+	assert_int_equal(list_seg_find_back(cfd, 1, segs[3], ids[1], b), 0);
+	assert_string_equal(b, "01J0000000000000000000BBBB");
+	close(cfd);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fold),
+		cmocka_unit_test_setup_teardown(test_seg_find_back,
+		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_seg_find,
 		    tu_spool_setup_installed, tu_spool_teardown),
 	};
