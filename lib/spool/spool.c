@@ -362,11 +362,17 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 {
 	struct stat	st;
 	char		path[32 + SPOOL_NAME_MAX];
-	int		d, rc;
+	int		d, rc, first;
 
 	if (!ulid_valid(id))
 		return -1;
-	for (d = SPOOL_NEW; d < SPOOL__MAX; d++) {
+	/*
+	 * Most messages are in sent/: looked for there first.  Not found,
+	 * the states in the order a message goes through them, so that one
+	 * moving on meanwhile is seen in its next.
+	 */
+	for (d = SPOOL_SENT, first = 1; d < SPOOL__MAX;
+	    d = first ? SPOOL_NEW : d + 1, first = 0) {
 		snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
 		if (s->fds[d] == -1 && state_path(d, name, path,
 		    sizeof(path)) == 0)
