@@ -299,3 +299,25 @@ util_same_file(const struct stat *a, const struct stat *b)
 	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
 	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
+
+int
+util_lock_range(int fd, short type, off_t start, off_t len)
+{
+	struct flock	fl;
+	int		cmd = F_OFD_SETLKW;
+
+	for (;;) {
+		/* l_pid 0, as open file description locks want it. */
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = type;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = start;
+		fl.l_len = len;
+		if (fcntl(fd, cmd, &fl) == 0)
+			return 0;
+		if (errno == EINVAL && cmd == F_OFD_SETLKW)
+			cmd = F_SETLKW;
+		else if (errno != EINTR)
+			return -1;
+	}
+}

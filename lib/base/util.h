@@ -65,6 +65,15 @@ int	util_escape_at(const char *p);
 int	util_same_file(const struct stat *, const struct stat *);
 
 /*
+ * Take (F_WRLCK, waiting) or give back (F_UNLCK) the byte-range lock of
+ * len bytes from start of fd (0: to the end): 0, or -1 with errno.  An
+ * open file description's lock (F_OFD_SETLKW), so that the threads of
+ * one process exclude each other too and a close of another descriptor
+ * of the file keeps it; a process lock where the kernel has none.
+ */
+int	util_lock_range(int fd, short type, off_t start, off_t len);
+
+/*
  * Fault points, in a test build only (-DMSGSPOOL_FAULTS; make check
  * builds one): the process kills itself (SIGKILL) at the Nth point it
  * passes, N from the environment's MSGSPOOL_FAULT, after naming the

@@ -116,17 +116,7 @@ spool_dsync_free(struct dsync *ds)
 static int
 dsync_lock(const struct dsync *ds, int d, short type)
 {
-	struct flock	fl;
-
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = d;
-	fl.l_len = 1;
-	while (fcntl(ds->fd, F_SETLKW, &fl) == -1)
-		if (errno != EINTR)
-			return -1;
-	return 0;
+	return util_lock_range(ds->fd, type, d, 1);
 }
 
 int

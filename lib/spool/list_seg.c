@@ -111,15 +111,7 @@ list_head_write(int fd, const struct head *h)
 int
 list_lock_fd(int fd)
 {
-	struct flock	fl;
-
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	while (fcntl(fd, F_SETLKW, &fl) == -1)
-		if (errno != EINTR)
-			return -1;
-	return 0;
+	return util_lock_range(fd, F_WRLCK, 0, 0);
 }
 
 /*

@@ -297,6 +297,56 @@ test_replace_file_refuses_another_owner(void **state)
 	rmdir(dir);
 }
 
+/* Whether fd sees a lock of the whole file held by another description. */
+static int
+locked_elsewhere(int fd)
+{
+	struct flock	fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	assert_int_equal(fcntl(fd, F_OFD_GETLK, &fl), 0);
+	return fl.l_type != F_UNLCK;
+}
+
+/*
+ * util_lock_range: a lock of one open file description excludes another
+ * of the same process (threads share the process), and a close of a
+ * third descriptor of the file does not let it go.
+ */
+static void
+test_lock_range(void **state)
+{
+	char	dir[] = "/tmp/msgspool-test-util-XXXXXX", path[64];
+	int	a, b, c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	assert_true((a = open(path, O_RDWR | O_CREAT, 0600)) != -1);
+	assert_true((b = open(path, O_RDWR)) != -1);
+	assert_false(locked_elsewhere(b));
+	assert_int_equal(util_lock_range(a, F_WRLCK, 0, 0), 0);
+	assert_true(locked_elsewhere(b));
+	assert_true((c = open(path, O_RDWR)) != -1);
+	close(c);
+	assert_true(locked_elsewhere(b));
+	assert_int_equal(util_lock_range(a, F_UNLCK, 0, 0), 0);
+	assert_false(locked_elsewhere(b));
+	/* A range: byte 3 alone, byte 4 free. */
+	assert_int_equal(util_lock_range(a, F_WRLCK, 3, 1), 0);
+	assert_int_equal(util_lock_range(b, F_WRLCK, 4, 1), 0);
+	assert_int_equal(util_lock_range(b, F_UNLCK, 4, 1), 0);
+	assert_int_equal(util_lock_range(a, F_UNLCK, 3, 1), 0);
+	assert_int_equal(util_lock_range(-1, F_WRLCK, 0, 0), -1);
+	assert_int_equal(errno, EBADF);
+	close(a);
+	close(b);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -307,6 +357,7 @@ main(void)
 		cmocka_unit_test(test_write_all_error),
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_same_file),
+		cmocka_unit_test(test_lock_range),
 		cmocka_unit_test(test_read_all),
 		cmocka_unit_test(test_replace_file_new_and_old),
 		cmocka_unit_test(test_replace_file_refuses_another_owner),
