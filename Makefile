@@ -136,6 +136,8 @@ UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
+# The recorder of a spool of this host.
+UNIT_TESTS	+= $(O)tests/unit/test_recorder
 # The tests of a module in more than one file: spool, config, keys,
 # tmpl, valid.
 UNIT_TESTS	+= $(O)tests/unit/test_spool_move
@@ -252,10 +254,12 @@ $(BOUNCE): $(O)spooler/bounce/msgspool-bounce.o $(LIBA)
 	    $(LIBS_BASE) $(GMIME_LIBS)
 
 # The claim keeper of a shared spool: made, freed and proving; claiming;
-# recording and housekeeping (spooler/claimkeep_impl.h).
+# recording and housekeeping (spooler/claimkeep_impl.h); and the recorder
+# of a spool of this host (spooler/daemon/recorder.h).
 CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/claimkeep_claim.o \
-		   $(O)spooler/daemon/claimkeep_tasks.o
+		   $(O)spooler/daemon/claimkeep_tasks.o \
+		   $(O)spooler/daemon/recorder.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
 		   daemon_inbox daemon_record daemon_bounce webhook daemon_routes
 # Its counts for GET /metrics (daemon_metrics.h).
@@ -374,6 +378,14 @@ $(O)tests/unit/test_claimkeep: tests/unit/test_claimkeep.c \
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit \
 	    $(LDFLAGS) -pthread -o $@ $< $(O)tests/unit/testutil.o \
 	    $(CLAIMKEEP_OBJS) $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
+
+$(O)tests/unit/test_recorder: tests/unit/test_recorder.c \
+    $(O)tests/unit/testutil.o $(O)spooler/daemon/recorder.o $(LIBA) \
+    $(LIB_HDRS) spooler/daemon/recorder.h tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit \
+	    $(LDFLAGS) -pthread -o $@ $< $(O)tests/unit/testutil.o \
+	    $(O)spooler/daemon/recorder.o $(LIBA) $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # The email builder's test links it and GMime, as msgspoold does.
 $(O)tests/unit/test_message: tests/unit/test_message.c \

@@ -86,7 +86,9 @@ struct daemon {
 	int		 once;
 	int		 netfs;		/* the spool is shared with other hosts */
 	struct keeper	*keeper;	/* proves claims there (claimkeep.h) */
-	size_t		 recording;	/* jobs its thread is recording */
+	struct recorder	*rec;		/* else outcomes written by it
+					   (recorder.h) */
+	size_t		 recording;	/* jobs either thread is recording */
 	int		 spool_away;	/* its server does not answer */
 	int		 new_dirty;	/* new/ may hold work */
 	size_t		 skipped;	/* this scan: of saturated routes */
@@ -186,10 +188,10 @@ int		 bounce_receipt(struct spool *, const json_t *doc,
 void		 flush_done(struct daemon *);
 /*
  * flush_done when it is due (msgspoold(8)): on a spool of this host,
- * once half the slots' jobs have finished, or none is running, or the
- * first finished FLUSH_WAIT_MS ago, or now (the daemon stops or
- * reloads); so that the outcomes of more sends share a commit's syncs.
- * On a shared spool (the keeper records) at once.
+ * once the recorder is idle, or half the slots' jobs have finished, or
+ * none is running, or the first finished FLUSH_WAIT_MS ago, or now (the
+ * daemon stops or reloads); so that the outcomes of more sends share a
+ * commit's syncs.  On a shared spool (the keeper records) at once.
  */
 void		 flush_due(struct daemon *, int now);
 /* Milliseconds until the outcomes waiting are due, 0: now. */

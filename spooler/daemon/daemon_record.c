@@ -22,6 +22,7 @@
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/recorder.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
 #include "http/rate.h"
@@ -231,8 +232,9 @@ batch_free(struct batch *b)
 }
 
 /*
- * The spool's part of flush_done, on the keeper's recording thread with
- * its own handle: events, outcomes, the index, the log lines.
+ * The spool's part of flush_done, on the recording thread (the keeper's
+ * or the recorder's) with its own handle: events, outcomes, the index,
+ * the log lines.
  */
 static void
 record_batch(struct spool *s, void *arg)
@@ -318,7 +320,7 @@ log:
 }
 
 /*
- * Hand d->done[0 .. d->ndone) to the keeper's recording thread: the
+ * Hand d->done[0 .. d->ndone) to the recording thread: the
  * outcomes are decided here, written there.  0, or -1 (nothing handed:
  * record them here).
  */
@@ -353,7 +355,8 @@ record_async(struct daemon *d)
 		}
 	}
 	d->recording += n;
-	if (keeper_record(d->keeper, record_batch, b) == -1) {
+	if ((d->keeper != NULL ? keeper_record(d->keeper, record_batch, b) :
+	    recorder_run(d->rec, record_batch, b)) == -1) {
 		/* Decided already: recorded here, never decided again. */
 		record_batch(d->spool, b);
 		batch_done(d, b);
@@ -370,8 +373,15 @@ batch_done(struct daemon *d, struct batch *b)
 	if (b->poke)
 		webhooks_poke(d->wh);
 	d->spool_errors += b->errors;
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
+		/* The claim ends: its owner record goes with it. */
+		if (b->jobs[i]->kept == NULL && b->jobs[i]->lockfd != -1) {
+			spool_release(d->spool, b->jobs[i]->name,
+			    b->jobs[i]->lockfd);
+			b->jobs[i]->lockfd = -1;
+		}
 		job_free(b->jobs[i]);
+	}
 	d->recording -= b->n;
 	batch_free(b);
 }
@@ -382,10 +392,12 @@ collect_recorded(struct daemon *d)
 {
 	struct batch	*b;
 
-	if (d->keeper == NULL)
-		return;
-	while ((b = keeper_recorded(d->keeper)) != NULL)
-		batch_done(d, b);
+	if (d->keeper != NULL)
+		while ((b = keeper_recorded(d->keeper)) != NULL)
+			batch_done(d, b);
+	if (d->rec != NULL)
+		while ((b = recorder_recorded(d->rec)) != NULL)
+			batch_done(d, b);
 }
 
 /*
@@ -409,8 +421,8 @@ flush_done(struct daemon *d)
 		d->ndone = held;
 		return;
 	}
-	/* On a shared spool, by the keeper's thread. */
-	if (d->keeper != NULL && record_async(d) == 0) {
+	/* By the keeper's thread on a shared spool, else the recorder's. */
+	if ((d->keeper != NULL || d->rec != NULL) && record_async(d) == 0) {
 		memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
 		d->ndone = held;
 		return;
@@ -523,11 +535,13 @@ flush_due(struct daemon *d, int now)
 {
 	/*
 	 * The syncs of a commit cost the same for one outcome as for
-	 * sixteen, and the loop waits on them: the finished jobs keep
-	 * their slots (admit) until enough of them share one.
+	 * sixteen: the finished jobs keep their slots (admit) until
+	 * enough of them share one, or the recorder is free to take them
+	 * (those that finish while it writes go together next).
 	 */
 	if (flush_wait_ms(d) == 0 || d->keeper != NULL || now ||
-	    d->inflight == 0 || d->ndone * 2 >= d->concurrency) {
+	    d->inflight == 0 || d->ndone * 2 >= d->concurrency ||
+	    (d->rec != NULL && recorder_idle(d->rec))) {
 		flush_done(d);
 		if (d->ndone == 0)
 			d->done_since = 0;

@@ -13,6 +13,7 @@
 
 #include "daemon/claimkeep.h"
 #include "daemon/daemon.h"
+#include "daemon/recorder.h"
 #include "daemon/webhook.h"
 #include "providers/provider.h"
 #include "spool/spool.h"
@@ -52,7 +53,7 @@ drain_inotify(struct daemon *d)
 void
 wait_for_work(struct daemon *d, time_t now, int reloading)
 {
-	struct curl_waitfd	 w[2 + WAIT_SESSIONS_MAX];
+	struct curl_waitfd	 w[3 + WAIT_SESSIONS_MAX];
 	const struct provider	*p;
 	time_t			 until;
 	size_t			 i;
@@ -65,8 +66,8 @@ wait_for_work(struct daemon *d, time_t now, int reloading)
 	ms = until > now ? (int)(until - now) * 1000 : 0;
 	if (ms > 1000)
 		ms = 1000;	/* signals are seen within a second */
-	if ((d->new_dirty && d->inflight + d->ndone < d->concurrency &&
-	    !reloading) || webhooks_dirty(d->wh))
+	if ((d->new_dirty && d->inflight + d->ndone + d->recording <
+	    d->concurrency && !reloading) || webhooks_dirty(d->wh))
 		ms = 0;
 	/* Outcomes waiting to be recorded: no later than they are due. */
 	if (d->ndone > 0 && (left = flush_wait_ms(d)) < ms)
@@ -83,11 +84,17 @@ wait_for_work(struct daemon *d, time_t now, int reloading)
 		w[n].events = CURL_WAIT_POLLIN;
 		w[n++].revents = 0;
 	}
+	/* Outcomes the recorder's thread wrote: their slots free again. */
+	if (d->rec != NULL && d->recording > 0) {
+		w[n].fd = recorder_fd(d->rec);
+		w[n].events = CURL_WAIT_POLLIN;
+		w[n++].revents = 0;
+	}
 	/* The sessions' sockets, and their timers. */
 	for (i = 0; i < d->nroutes; i++)
 		if ((p = d->routes[i]->provider)->fds != NULL)
 			n += (int)p->fds(d->routes[i]->state, w + n,
-			    WAIT_SESSIONS_MAX + 2 - (size_t)n, &ms);
+			    WAIT_SESSIONS_MAX + 3 - (size_t)n, &ms);
 	curl_multi_poll(d->multi, n ? w : NULL, (unsigned)n, ms, NULL);
 	drain_inotify(d);
 }

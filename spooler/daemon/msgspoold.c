@@ -36,6 +36,7 @@
 #include "base/netfs.h"
 #include "base/valid.h"
 #include "daemon/claimkeep.h"
+#include "daemon/recorder.h"
 #include "daemon/webhook.h"
 #include "http/rate.h"
 #include "providers/policy.h"
@@ -144,7 +145,8 @@ admit(void *arg, const char *name)
 	 * re-sends at most "concurrency" messages, even with a provider
 	 * that finishes inside start().
 	 */
-	if (stopping || reloading || d->inflight + d->ndone >= d->concurrency) {
+	if (stopping || reloading || d->inflight + d->ndone + d->recording >=
+	    d->concurrency) {
 		d->new_dirty = 1;
 		return 1;
 	}
@@ -438,6 +440,13 @@ main(int argc, char *argv[], char *envp[])
 	if (d.netfs && !d.once && (d.keeper = keeper_new(spool_root(d.spool),
 	    route_section, path, sizeof(path))) == NULL)
 		ch = -1;
+	/*
+	 * On this host's spool the recorder's thread writes the outcomes
+	 * while the loop goes on; without it, the loop writes them.
+	 */
+	if (d.keeper == NULL && ch != -1 && (d.rec = recorder_new(
+	    spool_root(d.spool), path, sizeof(path))) == NULL)
+		log_warn("spool: %s; outcomes recorded by the loop", path);
 	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {
 		log_err("spool: %s; not starting", path);
@@ -507,7 +516,8 @@ main(int argc, char *argv[], char *envp[])
 				if (!d.spool_away)
 					feed_claims(&d);
 				flush_done(&d);
-			} else if (d.new_dirty && d.inflight < d.concurrency &&
+			} else if (d.new_dirty && d.inflight + d.ndone +
+			    d.recording < d.concurrency &&
 			    !reloading) {
 				d.new_dirty = 0;
 				d.skipped = 0;
@@ -537,6 +547,9 @@ main(int argc, char *argv[], char *envp[])
 		flush_due(&d, stopping || reloading);
 	}
 	flush_done(&d);		/* none left: nothing runs any more */
+	recorder_finish(d.rec);
+	collect_recorded(&d);
+	recorder_free(d.rec);
 	free(d.done);
 	keeper_free(d.keeper);
 	/* Its counts as it stops (msgspoold(8), Metrics). */

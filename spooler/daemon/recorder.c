@@ -1,0 +1,195 @@
+/*
+ * recorder.c: msgspoold's recording thread on a spool of this host
+ * (recorder.h).  One mutex guards the two queues: tasks waiting, tasks
+ * done; the thread runs each without it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "daemon/recorder.h"
+#include "spool/spool.h"
+
+struct rtask {
+	struct rtask	*next;
+	void		(*fn)(struct spool *, void *);
+	void		*arg;
+};
+
+struct recorder {
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 thread;
+	int		 started;
+	int		 stop;		/* run what is left, then end */
+	int		 busy;		/* a task is running */
+	struct spool	*spool;		/* the thread's own handle */
+	struct rtask	*todo, **todo_tail;
+	struct rtask	*done, **done_tail;
+	int		 pipe[2];	/* a byte per task done */
+};
+
+static void *
+recorder_main(void *arg)
+{
+	struct recorder	*r = arg;
+	struct rtask	*t;
+
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		if ((t = r->todo) == NULL) {
+			if (r->stop)
+				break;
+			pthread_cond_wait(&r->cv, &r->mu);
+			continue;
+		}
+		if ((r->todo = t->next) == NULL)
+			r->todo_tail = &r->todo;
+		r->busy = 1;
+		pthread_mutex_unlock(&r->mu);
+		t->fn(r->spool, t->arg);
+		pthread_mutex_lock(&r->mu);
+		r->busy = 0;
+		t->next = NULL;
+		*r->done_tail = t;
+		r->done_tail = &t->next;
+		if (write(r->pipe[1], "r", 1) == -1 && errno != EAGAIN)
+			log_warn("recorder: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+struct recorder *
+recorder_new(const char *root, char *err, size_t errlen)
+{
+	struct recorder	*r;
+	int		 e;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->pipe[0] = r->pipe[1] = -1;
+	r->todo_tail = &r->todo;
+	r->done_tail = &r->done;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if ((r->spool = spool_open(root, 0, err, errlen)) == NULL)
+		goto fail;
+	if (pipe2(r->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "recorder: %s", strerror(errno));
+		goto fail;
+	}
+	if ((e = pthread_create(&r->thread, NULL, recorder_main, r)) != 0) {
+		snprintf(err, errlen, "recorder: %s", strerror(e));
+		goto fail;
+	}
+	r->started = 1;
+	return r;
+fail:
+	recorder_free(r);
+	return NULL;
+}
+
+void
+recorder_finish(struct recorder *r)
+{
+	if (r == NULL || !r->started)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	r->started = 0;
+}
+
+void
+recorder_free(struct recorder *r)
+{
+	struct rtask	*t;
+
+	if (r == NULL)
+		return;
+	recorder_finish(r);
+	/* Tasks never run or never collected: their args are the caller's. */
+	while ((t = r->todo) != NULL) {
+		r->todo = t->next;
+		free(t);
+	}
+	while ((t = r->done) != NULL) {
+		r->done = t->next;
+		free(t);
+	}
+	if (r->pipe[0] != -1)
+		close(r->pipe[0]);
+	if (r->pipe[1] != -1)
+		close(r->pipe[1]);
+	spool_free(r->spool);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+int
+recorder_run(struct recorder *r, void (*fn)(struct spool *, void *),
+    void *arg)
+{
+	struct rtask	*t;
+
+	if (!r->started || (t = calloc(1, sizeof(*t))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&r->mu);
+	*r->todo_tail = t;
+	r->todo_tail = &t->next;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
+void *
+recorder_recorded(struct recorder *r)
+{
+	struct rtask	*t;
+	void		*arg = NULL;
+	char		 buf[64];
+
+	while (read(r->pipe[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&r->mu);
+	if ((t = r->done) != NULL && (r->done = t->next) == NULL)
+		r->done_tail = &r->done;
+	pthread_mutex_unlock(&r->mu);
+	if (t != NULL) {
+		arg = t->arg;
+		free(t);
+	}
+	return arg;
+}
+
+int
+recorder_idle(struct recorder *r)
+{
+	int	idle;
+
+	pthread_mutex_lock(&r->mu);
+	idle = r->todo == NULL && !r->busy;
+	pthread_mutex_unlock(&r->mu);
+	return idle;
+}
+
+int
+recorder_fd(const struct recorder *r)
+{
+	return r->pipe[0];
+}

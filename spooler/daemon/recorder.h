@@ -1,0 +1,41 @@
+/*
+ * recorder.h: msgspoold's recording thread on a spool of this host
+ * (msgspoold(8), Claims).  Outcomes are decided on the event loop and
+ * written here, with a spool handle of the thread's own, so that the
+ * loop goes on with the transfers while the files and directories of
+ * the last outcomes are synced.  Tasks run one at a time, in the order
+ * given; each is handed back through a pipe the loop polls.  (On a spool
+ * shared by several hosts the claim keeper records instead: claimkeep.h.)
+ */
+#ifndef RECORDER_H
+#define RECORDER_H
+
+struct spool;
+struct recorder;
+
+/* A recorder over the spool at root (opened again), or NULL with err. */
+struct recorder	*recorder_new(const char *root, char *err, size_t errlen);
+
+/*
+ * Run every task given and not yet run, then stop the thread.  The
+ * tasks' args are still handed back by recorder_recorded.  NULL is fine.
+ */
+void		 recorder_finish(struct recorder *);
+
+/* Free a finished recorder (its args handed back already).  NULL fine. */
+void		 recorder_free(struct recorder *);
+
+/* Run fn(spool, arg) after the tasks given before: 0, or -1 (ENOMEM). */
+int		 recorder_run(struct recorder *,
+		    void (*fn)(struct spool *, void *), void *arg);
+
+/* The arg of the next task run to its end, or NULL. */
+void		*recorder_recorded(struct recorder *);
+
+/* Whether no task is waiting or running. */
+int		 recorder_idle(struct recorder *);
+
+/* Readable when a task has ended (for poll); recorder_recorded empties it. */
+int		 recorder_fd(const struct recorder *);
+
+#endif
