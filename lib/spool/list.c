@@ -131,7 +131,7 @@ list_append(struct spool *s, const char *client, const char *id,
 			memcpy(h.max, id, SPOOL_ID_LEN + 1);
 			dirty = 1;
 		}
-	} else if (list_seg_find_back(cfd, h.gen, h.seg, id, seg) == -1)
+	} else if ((fd = list_seg_open_old(s, client, cfd, &h, id, seg)) == -1)
 		goto out;
 	if (fd == -1 && (fd = list_seg_open_append(cfd, h.gen, seg, prev)) == -1)
 		goto out;

@@ -63,6 +63,14 @@ int		 list_address_key(const char *addr, char *out, size_t len);
 int		 list_note(struct spool *, const json_t *doc,
 		    enum spool_dir dir);
 
+/*
+ * Keep (on) each client's segment names between appends in this handle
+ * (list_cache.c): for a process that appends to lists for long on a
+ * spool of this host (msgspoold), whose lines come in no order of their
+ * ids (outcomes, receipts).  Off by default.
+ */
+void		 list_keep(struct spool *, int on);
+
 /* Note an inbound message (inbox.h) of its client; 0 when it has none. */
 int		 list_note_inbound(struct spool *, const json_t *doc);
 

@@ -121,6 +121,15 @@ int	 list_seg_find(int cfd, long long gen, const char *id, char *seg);
 int	 list_seg_find_back(int cfd, long long gen, const char *from,
 	    const char *id, char *seg);
 
+/*
+ * Open for appending the segment of gen h->gen that holds id, an id
+ * older than h->seg's first, its name into seg: from the names kept
+ * between appends when client's are (list_keep; list_cache.c), else by
+ * list_seg_find_back.  The fd, or -1 with errno.
+ */
+int	 list_seg_open_old(struct spool *s, const char *client, int cfd,
+	    const struct head *h, const char *id, char *seg);
+
 /* Open a segment for appending (made with its #prev line when new). */
 int	 list_seg_open_append(int cfd, long long gen, const char *seg, const char *prev);
 

@@ -118,6 +118,7 @@ spool_free(struct spool *s)
 	if (s->scan != NULL)
 		closedir(s->scan);
 	spool_dsync_free(s->dsync);
+	list_cache_free(s->lcache);
 	free(s->root);
 	free(s);
 }

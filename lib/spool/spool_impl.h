@@ -27,7 +27,13 @@ struct spool {
 	struct dsync	*dsync;		/* the host's record (dsync.h) */
 	int		 dsync_tried;	/* opened, or tried to: once */
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
+	int		 lkeep;		/* list_keep: lists' names kept */
+	struct list_cache *lcache;	/* those names (list_cache.c) */
 };
+
+/* Free the lists' names a handle kept (list_keep; list_cache.c). */
+struct list_cache;
+void		 list_cache_free(struct list_cache *);
 
 /* "tmp", "new", ...: the states' directory names. */
 extern const char *const spool_dirnames[SPOOL__MAX];

@@ -444,6 +444,7 @@ main(int argc, char *argv[], char *envp[])
 	 * On this host's spool the recorder's thread writes the outcomes
 	 * while the loop goes on; without it, the loop writes them.
 	 */
+	list_keep(d.spool, !d.netfs);
 	if (d.keeper == NULL && ch != -1 && (d.rec = recorder_new(
 	    spool_root(d.spool), path, sizeof(path))) == NULL)
 		log_warn("spool: %s; outcomes recorded by the loop", path);

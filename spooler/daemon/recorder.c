@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "daemon/recorder.h"
+#include "spool/list.h"
 #include "spool/spool.h"
 
 struct rtask {
@@ -82,6 +83,8 @@ recorder_new(const char *root, char *err, size_t errlen)
 	pthread_cond_init(&r->cv, NULL);
 	if ((r->spool = spool_open(root, 0, err, errlen)) == NULL)
 		goto fail;
+	/* A spool of this host: the lists' names kept (list_keep). */
+	list_keep(r->spool, 1);
 	if (pipe2(r->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "recorder: %s", strerror(errno));
 		goto fail;
