@@ -188,10 +188,11 @@ int		 bounce_receipt(struct spool *, const json_t *doc,
 void		 flush_done(struct daemon *);
 /*
  * flush_done when it is due (msgspoold(8)): on a spool of this host,
- * once the recorder is idle, or half the slots' jobs have finished, or
- * none is running, or the first finished FLUSH_WAIT_MS ago, or now (the
- * daemon stops or reloads); so that the outcomes of more sends share a
- * commit's syncs.  On a shared spool (the keeper records) at once.
+ * once half the slots' jobs have finished, or none is running, or the
+ * first finished FLUSH_WAIT_MS ago, or now (the daemon stops or
+ * reloads); so that the outcomes of more sends share a commit's syncs.
+ * At once when a thread records (the keeper's, or the recorder's, which
+ * takes together all that wait).
  */
 void		 flush_due(struct daemon *, int now);
 /* Milliseconds until the outcomes waiting are due, 0: now. */
@@ -203,6 +204,9 @@ int		 flush_wait_ms(struct daemon *);
  */
 void		 wait_for_work(struct daemon *, time_t now, int reloading);
 void		 collect_recorded(struct daemon *);
+/* The recorder's work (recorder.h): batches of outcomes, as one. */
+struct spool;
+void		 record_batches(struct spool *, void **args, size_t n);
 void		 job_free(struct job *);
 /*
  * Whether a claimed job is not to be sent, its outcome set: its

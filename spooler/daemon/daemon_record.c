@@ -320,6 +320,64 @@ log:
 }
 
 /*
+ * The recorder's work (recorder.h), on a spool of this host: the batches
+ * handed over while it wrote the last, recorded as one, so that they
+ * share its syncs.
+ */
+void
+record_batches(struct spool *s, void **args, size_t n)
+{
+	struct batch	 m, *b;
+	size_t		 i, j, k, total = 0, nevs = 0;
+
+	if (n == 1) {
+		record_batch(s, args[0]);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		total += ((struct batch *)args[i])->n;
+		nevs += ((struct batch *)args[i])->nevs;
+	}
+	memset(&m, 0, sizeof(m));
+	m.jobs = calloc(total, sizeof(*m.jobs));
+	m.items = calloc(total, sizeof(*m.items));
+	m.evs = calloc(nevs ? nevs : 1, sizeof(*m.evs));
+	m.evitem = calloc(nevs ? nevs : 1, sizeof(*m.evitem));
+	if (m.jobs == NULL || m.items == NULL || m.evs == NULL ||
+	    m.evitem == NULL) {
+		/* Out of memory: each alone, as handed over. */
+		for (i = 0; i < n; i++)
+			record_batch(s, args[i]);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		b = args[i];
+		for (j = 0; j < b->nevs; j++) {
+			m.evs[m.nevs] = b->evs[j];
+			m.evitem[m.nevs++] = m.n + b->evitem[j];
+		}
+		memcpy(m.jobs + m.n, b->jobs, b->n * sizeof(*m.jobs));
+		memcpy(m.items + m.n, b->items, b->n * sizeof(*m.items));
+		m.n += b->n;
+	}
+	record_batch(s, &m);
+	for (i = k = 0; i < n; i++) {
+		b = args[i];
+		b->poke = m.poke;
+		for (j = 0; j < b->n; j++, k++) {
+			/* No claim is lost on this host's spool. */
+			b->items[j].status = m.items[k].status;
+			b->errors += m.items[k].status != MSG_OK;
+		}
+	}
+out:
+	free(m.jobs);
+	free(m.items);
+	free(m.evs);
+	free(m.evitem);
+}
+
+/*
  * Hand d->done[0 .. d->ndone) to the recording thread: the
  * outcomes are decided here, written there.  0, or -1 (nothing handed:
  * record them here).
@@ -356,7 +414,7 @@ record_async(struct daemon *d)
 	}
 	d->recording += n;
 	if ((d->keeper != NULL ? keeper_record(d->keeper, record_batch, b) :
-	    recorder_run(d->rec, record_batch, b)) == -1) {
+	    recorder_run(d->rec, b)) == -1) {
 		/* Decided already: recorded here, never decided again. */
 		record_batch(d->spool, b);
 		batch_done(d, b);
@@ -536,12 +594,11 @@ flush_due(struct daemon *d, int now)
 	/*
 	 * The syncs of a commit cost the same for one outcome as for
 	 * sixteen: the finished jobs keep their slots (admit) until
-	 * enough of them share one, or the recorder is free to take them
-	 * (those that finish while it writes go together next).
+	 * enough of them share one.  A recording thread takes them at once:
+	 * those handed over while it writes go together next.
 	 */
-	if (flush_wait_ms(d) == 0 || d->keeper != NULL || now ||
-	    d->inflight == 0 || d->ndone * 2 >= d->concurrency ||
-	    (d->rec != NULL && recorder_idle(d->rec))) {
+	if (flush_wait_ms(d) == 0 || d->keeper != NULL || d->rec != NULL ||
+	    now || d->inflight == 0 || d->ndone * 2 >= d->concurrency) {
 		flush_done(d);
 		if (d->ndone == 0)
 			d->done_since = 0;

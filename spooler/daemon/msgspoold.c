@@ -446,7 +446,8 @@ main(int argc, char *argv[], char *envp[])
 	 */
 	list_keep(d.spool, !d.netfs);
 	if (d.keeper == NULL && ch != -1 && (d.rec = recorder_new(
-	    spool_root(d.spool), path, sizeof(path))) == NULL)
+	    spool_root(d.spool), record_batches, path, sizeof(path))) ==
+	    NULL)
 		log_warn("spool: %s; outcomes recorded by the loop", path);
 	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {

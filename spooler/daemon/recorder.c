@@ -1,7 +1,8 @@
 /*
  * recorder.c: msgspoold's recording thread on a spool of this host
- * (recorder.h).  One mutex guards the two queues: tasks waiting, tasks
- * done; the thread runs each without it.
+ * (recorder.h).  One mutex guards the two queues, tasks waiting and
+ * tasks done; the thread takes the tasks waiting (RECORDER_MAX at most)
+ * at once and works without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +17,10 @@
 #include "spool/list.h"
 #include "spool/spool.h"
 
+#define RECORDER_MAX	256	/* args given to one run of fn */
+
 struct rtask {
 	struct rtask	*next;
-	void		(*fn)(struct spool *, void *);
 	void		*arg;
 };
 
@@ -27,38 +29,49 @@ struct recorder {
 	pthread_cond_t	 cv;
 	pthread_t	 thread;
 	int		 started;
-	int		 stop;		/* run what is left, then end */
-	int		 busy;		/* a task is running */
+	int		 stop;		/* do what is left, then end */
+	int		 busy;		/* fn is running */
+	recorder_fn	 fn;
 	struct spool	*spool;		/* the thread's own handle */
 	struct rtask	*todo, **todo_tail;
 	struct rtask	*done, **done_tail;
-	int		 pipe[2];	/* a byte per task done */
+	int		 pipe[2];	/* a byte for each run of fn */
 };
 
 static void *
 recorder_main(void *arg)
 {
 	struct recorder	*r = arg;
-	struct rtask	*t;
+	struct rtask	*first, *t, **tail;
+	void		*args[RECORDER_MAX];
+	size_t		 n;
 
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
-		if ((t = r->todo) == NULL) {
+		if (r->todo == NULL) {
 			if (r->stop)
 				break;
 			pthread_cond_wait(&r->cv, &r->mu);
 			continue;
 		}
-		if ((r->todo = t->next) == NULL)
+		/* Those waiting, in order, off the queue at once. */
+		first = r->todo;
+		for (n = 0, t = first, tail = &r->todo; t != NULL &&
+		    n < RECORDER_MAX; t = t->next) {
+			args[n++] = t->arg;
+			tail = &t->next;
+		}
+		r->todo = *tail;
+		*tail = NULL;
+		if (r->todo == NULL)
 			r->todo_tail = &r->todo;
 		r->busy = 1;
 		pthread_mutex_unlock(&r->mu);
-		t->fn(r->spool, t->arg);
+		r->fn(r->spool, args, n);
 		pthread_mutex_lock(&r->mu);
 		r->busy = 0;
-		t->next = NULL;
-		*r->done_tail = t;
-		r->done_tail = &t->next;
+		*r->done_tail = first;
+		r->done_tail = tail;
 		if (write(r->pipe[1], "r", 1) == -1 && errno != EAGAIN)
 			log_warn("recorder: %s", strerror(errno));
 	}
@@ -67,7 +80,7 @@ recorder_main(void *arg)
 }
 
 struct recorder *
-recorder_new(const char *root, char *err, size_t errlen)
+recorder_new(const char *root, recorder_fn fn, char *err, size_t errlen)
 {
 	struct recorder	*r;
 	int		 e;
@@ -76,6 +89,7 @@ recorder_new(const char *root, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	r->fn = fn;
 	r->pipe[0] = r->pipe[1] = -1;
 	r->todo_tail = &r->todo;
 	r->done_tail = &r->done;
@@ -113,23 +127,26 @@ recorder_finish(struct recorder *r)
 	r->started = 0;
 }
 
+static void
+tasks_free(struct rtask *t)
+{
+	struct rtask	*next;
+
+	for (; t != NULL; t = next) {
+		next = t->next;
+		free(t);
+	}
+}
+
 void
 recorder_free(struct recorder *r)
 {
-	struct rtask	*t;
-
 	if (r == NULL)
 		return;
 	recorder_finish(r);
-	/* Tasks never run or never collected: their args are the caller's. */
-	while ((t = r->todo) != NULL) {
-		r->todo = t->next;
-		free(t);
-	}
-	while ((t = r->done) != NULL) {
-		r->done = t->next;
-		free(t);
-	}
+	/* Tasks never done or never collected: their args are the caller's. */
+	tasks_free(r->todo);
+	tasks_free(r->done);
 	if (r->pipe[0] != -1)
 		close(r->pipe[0]);
 	if (r->pipe[1] != -1)
@@ -141,8 +158,7 @@ recorder_free(struct recorder *r)
 }
 
 int
-recorder_run(struct recorder *r, void (*fn)(struct spool *, void *),
-    void *arg)
+recorder_run(struct recorder *r, void *arg)
 {
 	struct rtask	*t;
 
@@ -150,7 +166,6 @@ recorder_run(struct recorder *r, void (*fn)(struct spool *, void *),
 		errno = ENOMEM;
 		return -1;
 	}
-	t->fn = fn;
 	t->arg = arg;
 	pthread_mutex_lock(&r->mu);
 	*r->todo_tail = t;

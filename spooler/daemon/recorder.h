@@ -3,9 +3,10 @@
  * (msgspoold(8), Claims).  Outcomes are decided on the event loop and
  * written here, with a spool handle of the thread's own, so that the
  * loop goes on with the transfers while the files and directories of
- * the last outcomes are synced.  Tasks run one at a time, in the order
- * given; each is handed back through a pipe the loop polls.  (On a spool
- * shared by several hosts the claim keeper records instead: claimkeep.h.)
+ * the last outcomes are synced.  The outcomes handed over while it
+ * writes are written together next, in the order given; each is handed
+ * back through a pipe the loop polls.  (On a spool shared by several
+ * hosts the claim keeper records instead: claimkeep.h.)
  */
 #ifndef RECORDER_H
 #define RECORDER_H
@@ -13,8 +14,19 @@
 struct spool;
 struct recorder;
 
-/* A recorder over the spool at root (opened again), or NULL with err. */
-struct recorder	*recorder_new(const char *root, char *err, size_t errlen);
+/*
+ * The work of a recorder: the args of every task waiting when the
+ * thread came to them (n of them, in the order given), done at once so
+ * that they share one commit's syncs.
+ */
+typedef void	(*recorder_fn)(struct spool *, void **args, size_t n);
+
+/*
+ * A recorder over the spool at root (opened again) doing fn, or NULL
+ * with the reason in err.
+ */
+struct recorder	*recorder_new(const char *root, recorder_fn fn, char *err,
+		    size_t errlen);
 
 /*
  * Run every task given and not yet run, then stop the thread.  The
@@ -25,9 +37,11 @@ void		 recorder_finish(struct recorder *);
 /* Free a finished recorder (its args handed back already).  NULL fine. */
 void		 recorder_free(struct recorder *);
 
-/* Run fn(spool, arg) after the tasks given before: 0, or -1 (ENOMEM). */
-int		 recorder_run(struct recorder *,
-		    void (*fn)(struct spool *, void *), void *arg);
+/*
+ * Hand arg to the thread: done with those waiting when it comes to them,
+ * after those given before.  0, or -1 (ENOMEM, or finished).
+ */
+int		 recorder_run(struct recorder *, void *arg);
 
 /* The arg of the next task run to its end, or NULL. */
 void		*recorder_recorded(struct recorder *);
