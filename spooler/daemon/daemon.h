@@ -204,8 +204,25 @@ int		 flush_wait_ms(struct daemon *);
  */
 void		 wait_for_work(struct daemon *, time_t now, int reloading);
 void		 collect_recorded(struct daemon *);
-/* The recorder's work (recorder.h): batches of outcomes, as one. */
+/*
+ * daemon_batch.c: finished jobs whose outcomes are written together, on
+ * a recording thread (record_async) or on the loop.
+ */
+struct batch {
+	struct job		**jobs;
+	struct spool_item	 *items;
+	json_t			**evs;
+	size_t			 *evitem;
+	size_t			  n, nevs;
+	size_t			  errors;	/* outcomes not recorded */
+	int			  poke;		/* events were stored */
+};
+
+void		 batch_free(struct batch *);
+/* Write b's events and outcomes with s, the log lines too. */
 struct spool;
+void		 record_batch(struct spool *s, void *b);
+/* The recorder's work (recorder.h): batches of outcomes, as one. */
 void		 record_batches(struct spool *, void **args, size_t n);
 void		 job_free(struct job *);
 /*
