@@ -5,8 +5,8 @@
  * calls without it, and writes the results back under it, so the event
  * loop only ever waits for the mutex, never for the spool.  The other
  * threads do the same: the claiming one is claimkeep_claim.c's, the
- * recording and housekeeping ones claimkeep_tasks.c's
- * (claimkeep_impl.h).
+ * housekeeping one claimkeep_tasks.c's (claimkeep_impl.h).  Outcomes
+ * are written by the daemon's recorder (recorder.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,8 +96,7 @@ keeper_stuck(struct keeper *k, time_t now)
 
 	pthread_mutex_lock(&k->mu);
 	stuck = (k->beat_since && now - k->beat_since >= KEEP_STUCK) ||
-	    (k->claim_since && now - k->claim_since >= KEEP_STUCK) ||
-	    (k->rec_since && now - k->rec_since >= KEEP_STUCK);
+	    (k->claim_since && now - k->claim_since >= KEEP_STUCK);
 	pthread_mutex_unlock(&k->mu);
 	return stuck;
 }
@@ -115,16 +114,12 @@ keeper_new(const char *root, keep_route_fn route, char *err, size_t errlen)
 	k->pipe[0] = k->pipe[1] = -1;
 	k->route = route;
 	k->ready_tail = &k->ready;
-	k->tasks_tail = &k->tasks;
-	k->done_tail = &k->done;
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->cv, NULL);
 	pthread_cond_init(&k->ccv, NULL);
-	pthread_cond_init(&k->rcv, NULL);
 	pthread_cond_init(&k->tcv, NULL);
 	if ((k->spool = spool_open(root, 0, err, errlen)) == NULL ||
 	    (k->cspool = spool_open(root, 0, err, errlen)) == NULL ||
-	    (k->rspool = spool_open(root, 0, err, errlen)) == NULL ||
 	    (k->tspool = spool_open(root, 0, err, errlen)) == NULL)
 		goto fail;
 	if (pipe2(k->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
@@ -135,7 +130,6 @@ keeper_new(const char *root, keep_route_fn route, char *err, size_t errlen)
 	for (i = 0; i < SPOOL__MAX; i++) {
 		spool_dirfd(k->spool, (enum spool_dir)i);
 		spool_dirfd(k->cspool, (enum spool_dir)i);
-		spool_dirfd(k->rspool, (enum spool_dir)i);
 		spool_dirfd(k->tspool, (enum spool_dir)i);
 	}
 	if ((errno = pthread_create(&k->thread, NULL, keeper_run, k)) != 0) {
@@ -149,18 +143,12 @@ keeper_new(const char *root, keep_route_fn route, char *err, size_t errlen)
 		goto fail;
 	}
 	k->started = 2;
-	if ((errno = pthread_create(&k->recorder, NULL, keeper_recorder_run,
-	    k)) != 0) {
-		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
-		goto fail;
-	}
-	k->started = 3;
 	if ((errno = pthread_create(&k->tidier, NULL, keeper_tidier_run,
 	    k)) != 0) {
 		snprintf(err, errlen, "claim keeper: %s", strerror(errno));
 		goto fail;
 	}
-	k->started = 4;
+	k->started = 3;
 	return k;
 fail:
 	keeper_free(k);
@@ -179,15 +167,8 @@ keeper_free(struct keeper *k)
 	k->tstop = 1;
 	pthread_cond_signal(&k->tcv);
 	pthread_mutex_unlock(&k->mu);
-	if (k->started >= 4)
-		pthread_join(k->tidier, NULL);
-	/* What is being recorded first: its claims are still kept. */
-	pthread_mutex_lock(&k->mu);
-	k->rstop = 1;
-	pthread_cond_signal(&k->rcv);
-	pthread_mutex_unlock(&k->mu);
 	if (k->started >= 3)
-		pthread_join(k->recorder, NULL);
+		pthread_join(k->tidier, NULL);
 	pthread_mutex_lock(&k->mu);
 	k->cstop = 1;
 	pthread_cond_broadcast(&k->ccv);
@@ -212,7 +193,6 @@ keeper_free(struct keeper *k)
 		pthread_join(k->thread, NULL);
 	spool_free(k->spool);
 	spool_free(k->cspool);
-	spool_free(k->rspool);
 	spool_free(k->tspool);
 	free(k->tidy);
 	if (k->pipe[0] != -1)
@@ -222,7 +202,6 @@ keeper_free(struct keeper *k)
 	pthread_mutex_destroy(&k->mu);
 	pthread_cond_destroy(&k->cv);
 	pthread_cond_destroy(&k->ccv);
-	pthread_cond_destroy(&k->rcv);
 	pthread_cond_destroy(&k->tcv);
 	free(k);
 }

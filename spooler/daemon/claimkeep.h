@@ -9,8 +9,9 @@
  * takes the claims (spool_claim: open, lock, rename, read) and returns
  * dead ones (spool_recover, every KEEP_RECOVER_EVERY seconds): the loop
  * asks for as many as it has room for and is woken when they are ready.
- * A third records outcomes (keeper_record), a fourth does the daemon's
- * housekeeping of the spool (keeper_tidy).
+ * A third does the daemon's housekeeping of the spool (keeper_tidy).
+ * Outcomes are written by the daemon's recorder (recorder.h), whose
+ * thread keeper_stuck does not see: recorder_busy_since does.
  */
 #ifndef CLAIMKEEP_H
 #define CLAIMKEEP_H
@@ -108,24 +109,13 @@ void		 keeper_want(struct keeper *, size_t room, int dirty,
 struct claimed	*keeper_take(struct keeper *);
 
 /*
- * A descriptor readable when claims, records or housekeeping are ready
- * (for poll).  keeper_take, keeper_recorded and keeper_tidied each
- * empty it: when it was readable, call all three.
+ * A descriptor readable when claims or housekeeping are ready (for
+ * poll).  keeper_take and keeper_tidied each empty it: when it was
+ * readable, call both.
  */
 int		 keeper_fd(struct keeper *);
 
 struct spool;
-
-/*
- * Run fn(spool, arg) on the keeper's recording thread, after those
- * given before (so outcomes are written off the event loop).  0, or -1
- * out of memory (nothing runs).
- */
-int		 keeper_record(struct keeper *,
-		    void (*fn)(struct spool *, void *), void *arg);
-
-/* The arg of the next record run to its end, or NULL. */
-void		*keeper_recorded(struct keeper *);
 
 /*
  * Run fn(spool, arg) on the keeper's housekeeping thread, which has a

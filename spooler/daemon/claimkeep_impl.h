@@ -6,8 +6,7 @@
  *	claimkeep.c		the keeper made and freed; the proving thread
  *				and the claims it keeps (keeper_add ...)
  *	claimkeep_claim.c	the claiming thread (keeper_want, keeper_take)
- *	claimkeep_tasks.c	the recording and housekeeping threads
- *				(keeper_record, keeper_tidy)
+ *	claimkeep_tasks.c	the housekeeping thread (keeper_tidy)
  */
 #ifndef CLAIMKEEP_IMPL_H
 #define CLAIMKEEP_IMPL_H
@@ -51,15 +50,8 @@ struct keeper {
 	struct claimed	*ready, **ready_tail;
 	size_t		 nready;
 	int		 pipe[2];	/* a byte per claim made ready */
-	int		 started;	/* which threads run: 1 to 4 */
+	int		 started;	/* which threads run: 1 to 3 */
 	int		 cstop;		/* the claiming thread is to stop */
-
-	/* The recording thread: tasks in order, done ones back. */
-	pthread_t	 recorder;
-	pthread_cond_t	 rcv;
-	struct spool	*rspool;
-	struct task	*tasks, **tasks_tail, *done, **done_tail;
-	int		 rstop;
 
 	/* The housekeeping thread: one run at a time, collected once. */
 	pthread_t	 tidier;
@@ -70,7 +62,7 @@ struct keeper {
 	int		 tstop;
 
 	/* When each thread entered the call it is in (0: none). */
-	time_t		 beat_since, claim_since, rec_since;
+	time_t		 beat_since, claim_since;
 };
 
 struct task {
@@ -80,11 +72,10 @@ struct task {
 };
 
 /*
- * The bodies of the claiming, recording and housekeeping threads, arg
+ * The bodies of the claiming and housekeeping threads, arg
  * the keeper (pthread_create's start routines).
  */
 void		*keeper_claimer_run(void *arg);
-void		*keeper_recorder_run(void *arg);
 void		*keeper_tidier_run(void *arg);
 
 #endif

@@ -1,9 +1,8 @@
 /*
- * claimkeep_tasks.c: the claim keeper's recording and housekeeping
- * threads (claimkeep.h, claimkeep_impl.h), each with a spool handle of
- * its own: outcomes recorded in the order given (keeper_record), and
- * one housekeeping run at a time (keeper_tidy), each handed back to the
- * loop with a byte on the keeper's pipe.
+ * claimkeep_tasks.c: the claim keeper's housekeeping thread (claimkeep.h,
+ * claimkeep_impl.h), with a spool handle of its own: one housekeeping
+ * run at a time (keeper_tidy), handed back to the loop with a byte on
+ * the keeper's pipe.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,76 +14,6 @@
 #include "base/log.h"
 #include "daemon/claimkeep.h"
 #include "daemon/claimkeep_impl.h"
-
-/* The recording thread: each task in order, then handed back. */
-void *
-keeper_recorder_run(void *arg)
-{
-	struct keeper	*k = arg;
-	struct task	*t;
-
-	pthread_mutex_lock(&k->mu);
-	for (;;) {
-		if ((t = k->tasks) == NULL) {
-			if (k->rstop)
-				break;
-			pthread_cond_wait(&k->rcv, &k->mu);
-			continue;
-		}
-		if ((k->tasks = t->next) == NULL)
-			k->tasks_tail = &k->tasks;
-		k->rec_since = time(NULL);
-		pthread_mutex_unlock(&k->mu);
-		t->fn(k->rspool, t->arg);
-		pthread_mutex_lock(&k->mu);
-		k->rec_since = 0;
-		t->next = NULL;
-		*k->done_tail = t;
-		k->done_tail = &t->next;
-		if (write(k->pipe[1], "r", 1) == -1 && errno != EAGAIN)
-			log_warn("claim keeper: %s", strerror(errno));
-	}
-	pthread_mutex_unlock(&k->mu);
-	return NULL;
-}
-
-int
-keeper_record(struct keeper *k, void (*fn)(struct spool *, void *),
-    void *arg)
-{
-	struct task	*t;
-
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return -1;
-	t->fn = fn;
-	t->arg = arg;
-	pthread_mutex_lock(&k->mu);
-	*k->tasks_tail = t;
-	k->tasks_tail = &t->next;
-	pthread_cond_signal(&k->rcv);
-	pthread_mutex_unlock(&k->mu);
-	return 0;
-}
-
-void *
-keeper_recorded(struct keeper *k)
-{
-	struct task	*t;
-	void		*arg = NULL;
-	char		 buf[64];
-
-	while (read(k->pipe[0], buf, sizeof(buf)) > 0)
-		;
-	pthread_mutex_lock(&k->mu);
-	if ((t = k->done) != NULL) {
-		if ((k->done = t->next) == NULL)
-			k->done_tail = &k->done;
-		arg = t->arg;
-		free(t);
-	}
-	pthread_mutex_unlock(&k->mu);
-	return arg;
-}
 
 /* The housekeeping thread: the run given, then a byte on the pipe. */
 void *

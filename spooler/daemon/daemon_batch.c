@@ -123,9 +123,8 @@ log:
 }
 
 /*
- * The recorder's work (recorder.h), on a spool of this host: the batches
- * handed over while it wrote the last, recorded as one, so that they
- * share its syncs.
+ * The recorder's work (recorder.h): the batches handed over while it
+ * wrote the last, recorded as one, so that they share its syncs.
  */
 void
 record_batches(struct spool *s, void **args, size_t n)
@@ -167,11 +166,10 @@ record_batches(struct spool *s, void **args, size_t n)
 	for (i = k = 0; i < n; i++) {
 		b = args[i];
 		b->poke = m.poke;
-		for (j = 0; j < b->n; j++, k++) {
-			/* No claim is lost on this host's spool. */
+		/* Only their sum is counted (batch_done): all in the first. */
+		b->errors = i == 0 ? m.errors : 0;
+		for (j = 0; j < b->n; j++, k++)
 			b->items[j].status = m.items[k].status;
-			b->errors += m.items[k].status != MSG_OK;
-		}
 	}
 out:
 	free(m.jobs);

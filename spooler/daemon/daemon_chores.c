@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "daemon/claimkeep.h"
+#include "daemon/recorder.h"
 #include "daemon/webhook.h"
 #include "http/idem.h"
 #include "smpp/provider_smpp.h"
@@ -165,7 +166,7 @@ tidy_shared(struct daemon *d, time_t now, int hold)
 void
 chores(struct daemon *d, time_t now, int hold)
 {
-	time_t	next;
+	time_t	next, since;
 	int	queued = 0;
 
 	/*
@@ -173,7 +174,9 @@ chores(struct daemon *d, time_t now, int hold)
 	 * (claimkeep.h), the loop leaves the spool alone: the transfers under
 	 * way go on.
 	 */
-	if (d->keeper != NULL && keeper_stuck(d->keeper, now)) {
+	if (d->keeper != NULL && (keeper_stuck(d->keeper, now) ||
+	    (d->rec != NULL && (since = recorder_busy_since(d->rec)) != 0 &&
+	    now - since >= KEEP_STUCK))) {
 		if (!d->spool_away)
 			log_warn("spool: its server has not answered for %d s: "
 			    "claims, records and housekeeping wait, transfers "

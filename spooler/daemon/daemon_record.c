@@ -2,7 +2,7 @@
  * daemon_record.c: msgspoold records outcomes (msgspool-spool(5)): each
  * finished attempt written into its document and moved to sent/,
  * deferred/ or failed/, with its events, every finished job at once in
- * one commit, by the keeper's thread on a shared spool.
+ * one commit, by the recorder's thread (recorder.h).
  */
 #include <pthread.h>
 #include <errno.h>
@@ -239,8 +239,7 @@ record_async(struct daemon *d)
 		}
 	}
 	d->recording += n;
-	if ((d->keeper != NULL ? keeper_record(d->keeper, record_batch, b) :
-	    recorder_run(d->rec, b)) == -1) {
+	if (recorder_run(d->rec, b) == -1) {
 		/* Decided already: recorded here, never decided again. */
 		record_batch(d->spool, b);
 		batch_done(d, b);
@@ -270,15 +269,12 @@ batch_done(struct daemon *d, struct batch *b)
 	batch_free(b);
 }
 
-/* Take back the batches the keeper's thread recorded. */
+/* Take back the batches the recorder's thread recorded. */
 void
 collect_recorded(struct daemon *d)
 {
 	struct batch	*b;
 
-	if (d->keeper != NULL)
-		while ((b = keeper_recorded(d->keeper)) != NULL)
-			batch_done(d, b);
 	if (d->rec != NULL)
 		while ((b = recorder_recorded(d->rec)) != NULL)
 			batch_done(d, b);
@@ -305,8 +301,8 @@ flush_done(struct daemon *d)
 		d->ndone = held;
 		return;
 	}
-	/* By the keeper's thread on a shared spool, else the recorder's. */
-	if ((d->keeper != NULL || d->rec != NULL) && record_async(d) == 0) {
+	/* By the recorder's thread. */
+	if (d->rec != NULL && record_async(d) == 0) {
 		memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
 		d->ndone = held;
 		return;

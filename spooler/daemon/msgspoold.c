@@ -441,17 +441,25 @@ main(int argc, char *argv[], char *envp[])
 	    route_section, path, sizeof(path))) == NULL)
 		ch = -1;
 	/*
-	 * On this host's spool the recorder's thread writes the outcomes
-	 * while the loop goes on; without it, the loop writes them.
+	 * The recorder's thread writes the outcomes while the loop goes on;
+	 * without it (on this host's spool) the loop writes them.  A
+	 * shared spool's server away is not waited for on the loop.
 	 */
 	list_keep(d.spool, !d.netfs);
-	if (d.keeper == NULL && ch != -1 && (d.rec = recorder_new(
-	    spool_root(d.spool), record_batches, path, sizeof(path))) ==
-	    NULL)
-		log_warn("spool: %s; outcomes recorded by the loop", path);
+	if (!(ch == -1 && (mnt.nfs || d.netfs)) && (d.rec = recorder_new(
+	    spool_root(d.spool), record_batches, !d.netfs, path,
+	    sizeof(path))) == NULL) {
+		if (d.keeper != NULL)
+			ch = -1;
+		else
+			log_warn("spool: %s; outcomes recorded by the loop",
+			    path);
+	}
 	if ((ch == -1 && (mnt.nfs || d.netfs)) ||
 	    spool_writable(d.spool, path, sizeof(path)) == -1) {
 		log_err("spool: %s; not starting", path);
+		recorder_free(d.rec);
+		keeper_free(d.keeper);
 		webhooks_free(d.wh);
 		routes_free(&d);
 		spool_free(d.spool);

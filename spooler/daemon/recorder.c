@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -30,7 +31,7 @@ struct recorder {
 	pthread_t	 thread;
 	int		 started;
 	int		 stop;		/* do what is left, then end */
-	int		 busy;		/* fn is running */
+	time_t		 busy;		/* when the run of fn began, 0: none */
 	recorder_fn	 fn;
 	struct spool	*spool;		/* the thread's own handle */
 	struct rtask	*todo, **todo_tail;
@@ -65,7 +66,7 @@ recorder_main(void *arg)
 		*tail = NULL;
 		if (r->todo == NULL)
 			r->todo_tail = &r->todo;
-		r->busy = 1;
+		r->busy = time(NULL);
 		pthread_mutex_unlock(&r->mu);
 		r->fn(r->spool, args, n);
 		pthread_mutex_lock(&r->mu);
@@ -80,10 +81,11 @@ recorder_main(void *arg)
 }
 
 struct recorder *
-recorder_new(const char *root, recorder_fn fn, char *err, size_t errlen)
+recorder_new(const char *root, recorder_fn fn, int local, char *err,
+    size_t errlen)
 {
 	struct recorder	*r;
-	int		 e;
+	int		 e, i;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -97,8 +99,10 @@ recorder_new(const char *root, recorder_fn fn, char *err, size_t errlen)
 	pthread_cond_init(&r->cv, NULL);
 	if ((r->spool = spool_open(root, 0, err, errlen)) == NULL)
 		goto fail;
-	/* A spool of this host: the lists' names kept (list_keep). */
-	list_keep(r->spool, 1);
+	list_keep(r->spool, local);
+	/* Every state opened now, not later while a server is away. */
+	for (i = 0; i < SPOOL__MAX; i++)
+		spool_dirfd(r->spool, (enum spool_dir)i);
 	if (pipe2(r->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "recorder: %s", strerror(errno));
 		goto fail;
@@ -204,6 +208,17 @@ recorder_idle(struct recorder *r)
 	idle = r->todo == NULL && !r->busy;
 	pthread_mutex_unlock(&r->mu);
 	return idle;
+}
+
+time_t
+recorder_busy_since(struct recorder *r)
+{
+	time_t	since;
+
+	pthread_mutex_lock(&r->mu);
+	since = r->busy;
+	pthread_mutex_unlock(&r->mu);
+	return since;
 }
 
 int

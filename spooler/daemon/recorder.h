@@ -11,6 +11,9 @@
 #ifndef RECORDER_H
 #define RECORDER_H
 
+#include <stddef.h>
+#include <time.h>
+
 struct spool;
 struct recorder;
 
@@ -22,11 +25,13 @@ struct recorder;
 typedef void	(*recorder_fn)(struct spool *, void **args, size_t n);
 
 /*
- * A recorder over the spool at root (opened again) doing fn, or NULL
- * with the reason in err.
+ * A recorder over the spool at root (opened again, every state's
+ * directory at once) doing fn, or NULL with the reason in err; local
+ * when the spool is this host's alone (the lists' names then kept:
+ * list_keep).
  */
-struct recorder	*recorder_new(const char *root, recorder_fn fn, char *err,
-		    size_t errlen);
+struct recorder	*recorder_new(const char *root, recorder_fn fn, int local,
+		    char *err, size_t errlen);
 
 /*
  * Run every task given and not yet run, then stop the thread.  The
@@ -48,6 +53,13 @@ void		*recorder_recorded(struct recorder *);
 
 /* Whether no task is waiting or running. */
 int		 recorder_idle(struct recorder *);
+
+/*
+ * When the run of fn under way began, 0 when none is: on a shared spool
+ * a run this long means its server does not answer (claimkeep.h,
+ * keeper_stuck).
+ */
+time_t		 recorder_busy_since(struct recorder *);
 
 /* Readable when a task has ended (for poll); recorder_recorded empties it. */
 int		 recorder_fd(const struct recorder *);

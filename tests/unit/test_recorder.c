@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "daemon/recorder.h"
 #include "spool/spool.h"
@@ -72,7 +74,7 @@ test_order_and_handback(void **state)
 	void		*got;
 	int		 ran = 0, runs = 0, i, back = 0;
 
-	r = recorder_new(spool_root(f->sp), rec_fn, err, sizeof(err));
+	r = recorder_new(spool_root(f->sp), rec_fn, 1, err, sizeof(err));
 	assert_non_null(r);
 	assert_true(recorder_idle(r));
 	assert_null(recorder_recorded(r));
@@ -87,6 +89,11 @@ test_order_and_handback(void **state)
 		assert_int_equal(recorder_run(r, &t[i]), 0);
 		assert_false(recorder_idle(r));
 	}
+	/* Its run waits at the gate: busy since it began, within a bound. */
+	for (i = 0; i < 10000 && recorder_busy_since(r) == 0; i++)
+		usleep(1000);	/* a poll interval, not the wait */
+	assert_true(recorder_busy_since(r) != 0);
+	assert_true(time(NULL) - recorder_busy_since(r) < 60);
 	pthread_mutex_unlock(&gate);
 	while (back < 5) {
 		assert_true(wait_fd(r) > 0);
@@ -98,6 +105,7 @@ test_order_and_handback(void **state)
 	}
 	assert_null(recorder_recorded(r));
 	assert_true(recorder_idle(r));
+	assert_int_equal(recorder_busy_since(r), 0);
 	for (i = 0; i < 5; i++) {
 		assert_int_equal(t[i].order, i);
 		/* Not the caller's thread, nor its spool handle. */
@@ -124,7 +132,7 @@ test_finish_does_all(void **state)
 	char		 err[256];
 	int		 ran = 0, runs = 0, i, back = 0;
 
-	r = recorder_new(spool_root(f->sp), rec_fn, err, sizeof(err));
+	r = recorder_new(spool_root(f->sp), rec_fn, 1, err, sizeof(err));
 	assert_non_null(r);
 	memset(t, 0, sizeof(t));
 	pthread_mutex_lock(&gate);
@@ -158,7 +166,7 @@ test_no_spool(void **state)
 	char	err[256] = "";
 
 	(void)state;
-	assert_null(recorder_new("/nonexistent/msgspool-spool", rec_fn, err,
+	assert_null(recorder_new("/nonexistent/msgspool-spool", rec_fn, 1, err,
 	    sizeof(err)));
 	assert_true(err[0] != '\0');
 }
