@@ -187,12 +187,11 @@ int		 bounce_receipt(struct spool *, const json_t *doc,
 /* daemon_record.c: the outcomes of jobs recorded, and jobs freed. */
 void		 flush_done(struct daemon *);
 /*
- * flush_done when it is due (msgspoold(8)): on a spool of this host,
- * once half the slots' jobs have finished, or none is running, or the
- * first finished FLUSH_WAIT_MS ago, or now (the daemon stops or
- * reloads); so that the outcomes of more sends share a commit's syncs.
- * At once when a thread records (the keeper's, or the recorder's, which
- * takes together all that wait).
+ * flush_done when it is due (msgspoold(8)): at once when the recorder's
+ * thread records (it takes together all that wait); on the loop, once
+ * half the slots' jobs have finished, or none is running, or the first
+ * finished FLUSH_WAIT_MS ago, or now (the daemon stops or reloads); so
+ * that the outcomes of more sends share a commit's syncs.
  */
 void		 flush_due(struct daemon *, int now);
 /* Milliseconds until the outcomes waiting are due, 0: now. */

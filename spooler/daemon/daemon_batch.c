@@ -1,7 +1,7 @@
 /*
  * daemon_batch.c: a batch of outcomes written (msgspoold(8), Claims): on
- * a recording thread, the keeper's or the recorder's, with its own
- * spool handle, or on the loop when neither can take it.
+ * the recorder's thread (recorder.h), with its own spool handle, or on
+ * the loop when it cannot take it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,9 +35,8 @@ batch_free(struct batch *b)
 }
 
 /*
- * The spool's part of flush_done, on the recording thread (the keeper's
- * or the recorder's) with its own handle: events, outcomes, the index,
- * the log lines.
+ * The spool's part of flush_done, on the recorder's thread with its own
+ * handle: events, outcomes, the index, the log lines.
  */
 void
 record_batch(struct spool *s, void *arg)

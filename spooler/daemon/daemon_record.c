@@ -419,7 +419,7 @@ flush_due(struct daemon *d, int now)
 	 * enough of them share one.  A recording thread takes them at once:
 	 * those handed over while it writes go together next.
 	 */
-	if (flush_wait_ms(d) == 0 || d->keeper != NULL || d->rec != NULL ||
+	if (flush_wait_ms(d) == 0 || d->rec != NULL ||
 	    now || d->inflight == 0 || d->ndone * 2 >= d->concurrency) {
 		flush_done(d);
 		if (d->ndone == 0)
