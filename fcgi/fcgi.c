@@ -128,7 +128,7 @@ fcgi_cache_free(struct fcgi_cache *c)
  * file) and nothing kept.
  */
 static int
-file_get(struct fcgi_file *f, const char *path)
+file_get(struct fcgi_file *f, const char *path, unsigned long *reads)
 {
 	struct stat	 st;
 	char		*text;
@@ -159,6 +159,7 @@ file_get(struct fcgi_file *f, const char *path)
 	f->text = text;
 	f->len = len;
 	f->st = st;
+	f->gen = ++*reads;
 	return 0;
 fail:
 	file_free(f);
@@ -169,16 +170,36 @@ enum keys_result
 fcgi_cache_keys(struct fcgi_cache *c, const char *path, const char *key,
     size_t len, struct client *out)
 {
+	char		 hash[KEY_HASH_HEX + 1];
+	enum keys_result rc;
+
 	if (key == NULL || len == 0)
 		return KEYS_UNKNOWN;
-	if (file_get(&c->keys, path) == -1) {
+	if (file_get(&c->keys, path, &c->keys_read) == -1) {
 		/* As keys_lookup says it. */
 		log_err("keys: %s: %s", path, errno == EINVAL ?
 		    "not a regular file" : strerror(errno));
 		return KEYS_ERROR;
 	}
-	return keys_lookup_text(path, c->keys.text, c->keys.len, key, len,
-	    out);
+	/*
+	 * A client sends its key again and again: its line is looked for
+	 * once in a text.  Only the key's hash is kept, and compared.
+	 */
+	keys_hash_hex(key, len, hash);
+	if (c->key.gen == c->keys.gen && strcmp(c->key.hash, hash) == 0) {
+		if (c->key.rc != KEYS_UNKNOWN)
+			*out = c->key.client;
+		return c->key.rc;
+	}
+	rc = keys_lookup_hash(path, c->keys.text, c->keys.len, hash, out);
+	if (rc != KEYS_ERROR) {
+		c->key.gen = c->keys.gen;
+		memcpy(c->key.hash, hash, sizeof(hash));
+		c->key.rc = rc;
+		if (rc != KEYS_UNKNOWN)
+			c->key.client = *out;
+	}
+	return rc;
 }
 
 const struct config *

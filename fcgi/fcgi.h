@@ -40,6 +40,18 @@ struct fcgi_file {
 	char		*text;
 	size_t		 len;
 	struct stat	 st;
+	unsigned long	 gen;	/* which reading: 0 none yet, then 1, 2... */
+};
+
+/*
+ * The last key looked up in the keys file, by its SHA-256, and what it
+ * gave, while the file's text is the one of reading gen.
+ */
+struct fcgi_key {
+	unsigned long	 gen;
+	char		 hash[KEY_HASH_HEX + 1];
+	enum keys_result rc;
+	struct client	 client;
 };
 
 /*
@@ -51,6 +63,8 @@ struct fcgi_cache {
 	struct config	*cfg;
 	struct stat	 st;
 	struct fcgi_file keys;
+	struct fcgi_key	 key;
+	unsigned long	 keys_read;	/* readings of the keys file so far */
 	struct tmpl_cache tmpls;
 };
 
@@ -65,8 +79,9 @@ void		 fcgi_cache_free(struct fcgi_cache *);
 
 /*
  * keys_lookup on the keys file at path, from the cached text while a
- * stat finds the same file unchanged, else read anew.  KEYS_ERROR (with
- * the message keys_lookup logs) when it cannot be read.
+ * stat finds the same file unchanged, else read anew; the same key as
+ * the last, the same answer while the text is the same.  KEYS_ERROR
+ * (with the message keys_lookup logs) when it cannot be read.
  */
 enum keys_result fcgi_cache_keys(struct fcgi_cache *, const char *path,
 		    const char *key, size_t len, struct client *out);

@@ -158,19 +158,19 @@ keys_open(const char *path)
 	return f;
 }
 
-/* The lookup over an open keys file (path for the messages). */
+/*
+ * The lookup of the key whose hash is want over an open keys file (path
+ * for the messages).
+ */
 static enum keys_result
-lookup(FILE *f, const char *path, const char *key, size_t len,
-    struct client *out)
+lookup(FILE *f, const char *path, const char *want, struct client *out)
 {
-	char		 want[KEY_HASH_HEX + 1];
 	char		*line = NULL, *client, *hash, *scopes;
 	size_t		 lineno = 0, cap = 0, l;
 	int		 flags, found = 0;
 	unsigned	 bits;
 	enum keys_result rc = KEYS_UNKNOWN;
 
-	keys_hash_hex(key, len, want);
 	/*
 	 * Every line is compared, so the time taken says nothing.  Lines
 	 * are read whole, however long: a long one is never split in two.
@@ -208,6 +208,7 @@ enum keys_result
 keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 {
 	FILE		*f;
+	char		 want[KEY_HASH_HEX + 1];
 	enum keys_result rc;
 
 	if (key == NULL || len == 0)
@@ -217,7 +218,8 @@ keys_lookup(const char *path, const char *key, size_t len, struct client *out)
 		    "not a regular file" : strerror(errno));
 		return KEYS_ERROR;
 	}
-	rc = lookup(f, path, key, len, out);
+	keys_hash_hex(key, len, want);
+	rc = lookup(f, path, want, out);
 	fclose(f);
 	return rc;
 }
@@ -226,16 +228,28 @@ enum keys_result
 keys_lookup_text(const char *path, const char *text, size_t textlen,
     const char *key, size_t len, struct client *out)
 {
+	char	want[KEY_HASH_HEX + 1];
+
+	if (key == NULL || len == 0)
+		return KEYS_UNKNOWN;
+	keys_hash_hex(key, len, want);
+	return keys_lookup_hash(path, text, textlen, want, out);
+}
+
+enum keys_result
+keys_lookup_hash(const char *path, const char *text, size_t textlen,
+    const char *hash, struct client *out)
+{
 	FILE		*f;
 	enum keys_result rc;
 
-	if (key == NULL || len == 0 || textlen == 0)
+	if (textlen == 0)
 		return KEYS_UNKNOWN;
 	if ((f = fmemopen((void *)(uintptr_t)text, textlen, "r")) == NULL) {
 		log_err("keys: %s: %s", path, strerror(errno));
 		return KEYS_ERROR;
 	}
-	rc = lookup(f, path, key, len, out);
+	rc = lookup(f, path, hash, out);
 	fclose(f);
 	return rc;
 }

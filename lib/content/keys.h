@@ -50,6 +50,13 @@ enum keys_result keys_lookup_text(const char *path, const char *text,
 		    size_t textlen, const char *key, size_t len,
 		    struct client *out);
 
+/*
+ * The same lookup of the key whose SHA-256 is hash (keys_hash_hex), in
+ * the keys file's text.
+ */
+enum keys_result keys_lookup_hash(const char *path, const char *text,
+		    size_t textlen, const char *hash, struct client *out);
+
 /* Parse "sms,ott" or "*" into SCOPE_* bits.  0, or -1 on a bad name. */
 int		 keys_scopes_parse(const char *s, unsigned *out);
 

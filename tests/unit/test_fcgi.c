@@ -301,6 +301,29 @@ test_cache_keys(void **state)
 	    KEYS_UNKNOWN);
 	assert_int_equal(fcgi_cache_keys(&c, path, "", 0, &cl),
 	    KEYS_UNKNOWN);
+	/* The same key again, and again after another: the same answers. */
+	memset(&cl, 0, sizeof(cl));
+	assert_int_equal(fcgi_cache_keys(&c, path, k, strlen(k), &cl),
+	    KEYS_OK);
+	assert_string_equal(cl.id, "acme");
+	assert_int_equal(cl.scopes, SCOPE_SMS);
+	memset(&cl, 0, sizeof(cl));
+	assert_int_equal(fcgi_cache_keys(&c, path, k, strlen(k), &cl),
+	    KEYS_OK);
+	assert_string_equal(cl.id, "acme");
+	assert_int_equal(cl.scopes, SCOPE_SMS);
+	assert_int_equal(fcgi_cache_keys(&c, path, "nope", 4, &cl),
+	    KEYS_UNKNOWN);
+	assert_int_equal(fcgi_cache_keys(&c, path, "nope", 4, &cl),
+	    KEYS_UNKNOWN);
+	/* A key added to the file: known at the next lookup. */
+	tu_key_line(line, sizeof(line), "acme", k, "sms", "");
+	tu_key_line(text, sizeof(text), "other", "nope", "*", "");
+	strncat(line, text, sizeof(line) - strlen(line) - 1);
+	tu_write_text(path, line);
+	assert_int_equal(fcgi_cache_keys(&c, path, "nope", 4, &cl),
+	    KEYS_OK);
+	assert_string_equal(cl.id, "other");
 
 	/* Disabled by the CLI (a new file renamed over): the next lookup. */
 	tu_key_line(line, sizeof(line), "acme", k, "sms", ":disabled");
