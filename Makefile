@@ -84,6 +84,9 @@ LIB_SPOOL	+= cancel counts
 # The queue by state and channel for GET /metrics and the console
 # (spool/metrics.h, metrics_queue).
 LIB_SPOOL	+= metrics_queue
+# A spool opened request after request, its states looked at again only
+# when its root changed (spool/spool_seen.c).
+LIB_SPOOL	+= spool_seen
 LIB_SRCS	 = $(LIB_BASE:%=base/%) $(LIB_SPOOL:%=spool/%) \
 		   $(LIB_CONTENT:%=content/%) $(LIB_HTTP:%=http/%)
 LIB_MODULES	 = $(notdir $(LIB_SRCS))
@@ -309,6 +312,7 @@ $(UNIT_HELPERS): $(O)tests/unit/%.o: tests/unit/%.c tests/unit/%.h \
 
 $(O)tests/unit/test_serve: $(O)tests/unit/cgirun.o tests/unit/cgirun.h
 $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move \
+    $(O)tests/unit/test_spool_seen \
     $(O)tests/unit/test_metrics $(O)tests/unit/test_cancel \
     $(O)tests/unit/test_counts $(O)tests/unit/test_metrics_queue: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h

@@ -11,6 +11,7 @@
 #include "content/keys.h"
 #include "content/tmpl.h"
 #include "http/cgi.h"
+#include "spool/spool.h"
 
 /*
  * The endpoint of a path as cgi_path gives it, or NULL when it is no
@@ -66,6 +67,7 @@ struct fcgi_cache {
 	struct fcgi_key	 key;
 	unsigned long	 keys_read;	/* readings of the keys file so far */
 	struct tmpl_cache tmpls;
+	struct spool_seen seen;	/* the spool's root (spool_open_seen) */
 };
 
 /*

@@ -170,6 +170,7 @@ worker(int sock, const char *config)
 	}
 	f.req = &req;
 	f.cache = &cache;
+	io.seen = &cache.seen;
 	while (!stopping) {
 		if (FCGX_Accept_r(&req) < 0)
 			break;

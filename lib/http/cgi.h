@@ -17,6 +17,7 @@
 #include "http/http.h"
 
 struct spool;
+struct spool_seen;
 struct cgi_io;
 struct route_table;
 
@@ -143,6 +144,12 @@ struct cgi_io {
 	struct tmpl	*(*tmpl)(void *arg, const char *root,
 			    const char *client, enum tmpl_kind, const char *id,
 			    enum msg_status *status, char *err, size_t errlen);
+	/*
+	 * What the caller saw of the spool's root in its earlier requests
+	 * (a persistent process's: spool_open_seen).  NULL: the request
+	 * looks at every state (spool_open).
+	 */
+	struct spool_seen *seen;
 	void		*arg;
 };
 

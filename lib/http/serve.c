@@ -446,8 +446,11 @@ dispatch(const struct endpoint *ep, struct request *req,
 	}
 	if (ep->needs_spool) {
 		root = config_path(cfg, NULL, "spool", "spool");
-		if (root == NULL || (ctx.spool = spool_open(root, 0, err,
-		    sizeof(err))) == NULL) {
+		if (root != NULL)
+			ctx.spool = io->seen != NULL ? spool_open_seen(root,
+			    io->seen, err, sizeof(err)) : spool_open(root, 0,
+			    err, sizeof(err));
+		if (root == NULL || ctx.spool == NULL) {
 			log_err("spool: %s", root ? err : "out of memory");
 			r = response_error(503,
 			    "the spool cannot take messages now");

@@ -58,10 +58,9 @@ spool_statefd(struct spool *s, int d)
 }
 
 struct spool *
-spool_open(const char *root, int create, char *err, size_t errlen)
+spool_alloc(const char *root, char *err, size_t errlen)
 {
 	struct spool	*s;
-	struct stat	 st;
 	int		 i;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
@@ -73,6 +72,18 @@ spool_open(const char *root, int create, char *err, size_t errlen)
 	s->rootfd = -1;
 	for (i = 0; i < SPOOL__MAX; i++)
 		s->fds[i] = -1;
+	return s;
+}
+
+struct spool *
+spool_open(const char *root, int create, char *err, size_t errlen)
+{
+	struct spool	*s;
+	struct stat	 st;
+	int		 i;
+
+	if ((s = spool_alloc(root, err, errlen)) == NULL)
+		return NULL;
 	if (create && mkdir(root, 0700) == -1 && errno != EEXIST) {
 		util_seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <time.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "base/msgspool.h"
@@ -48,6 +49,29 @@ struct spool;
  */
 struct spool	*spool_open(const char *root, int create, char *err,
 		    size_t errlen);
+
+/*
+ * What spool_open_seen saw of a spool's root when every state was
+ * there, a real directory: its identity and times.  Zeroes: nothing.
+ */
+struct spool_seen {
+	dev_t		 dev;
+	ino_t		 ino;
+	struct timespec	 mtim;
+	struct timespec	 ctim;
+	int		 valid;
+};
+
+/*
+ * spool_open(root, 0) for a process that opens the same spool request
+ * after request (msgspool-fcgi's workers; seen is theirs, kept between
+ * requests): while an fstat finds the root as seen when every state was
+ * there, the states are not looked at again (spool_seen.c says why that
+ * holds), else they are, as spool_open looks, and seen is updated.
+ */
+struct spool	*spool_open_seen(const char *root, struct spool_seen *seen,
+		    char *err, size_t errlen);
+
 void		 spool_free(struct spool *);
 
 const char	*spool_root(const struct spool *);

@@ -35,6 +35,12 @@ struct spool {
 struct list_cache;
 void		 list_cache_free(struct list_cache *);
 
+/*
+ * A spool of root, nothing opened yet (its fds -1): spool_open's start.
+ * NULL out of memory (said in err).
+ */
+struct spool	*spool_alloc(const char *root, char *err, size_t errlen);
+
 /* "tmp", "new", ...: the states' directory names. */
 extern const char *const spool_dirnames[SPOOL__MAX];
 

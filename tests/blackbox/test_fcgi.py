@@ -239,3 +239,27 @@ def test_a_port_without_a_host_listens_on_loopback(srv, host, want):
         os.killpg(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=10)
     assert b"cannot listen" not in err, err
+
+
+def test_a_state_removed_from_a_settled_spool_is_503_at_once(private):
+    """A worker looks at the spool's states again only when the spool's
+    root changed (lib/spool/spool_seen.c): a root last changed an hour
+    ago, every worker having served from it, then a state removed: every
+    request after is 503, as before, and 200 again once it is back."""
+    srv, inst = private()
+    r = srv.sms()
+    assert r.status_code == 202, r.text
+    path = "/messages/" + r.json()["smsId"]
+    old = time.time() - 3600
+    os.utime(inst.spool, (old, old))
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert srv.get(path).status_code == 200
+    (inst.spool / "cur").rmdir()
+    for _ in range(3 * DEFAULT_WORKERS):
+        r = srv.get(path)
+        assert_problem(r, 503)
+        assert r.headers["Retry-After"].isdigit()
+    (inst.spool / "cur").mkdir(mode=0o700)
+    os.utime(inst.spool, (old, old))
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert srv.get(path).status_code == 200
