@@ -335,13 +335,35 @@ list_line_intact(const struct line *l)
  * Split the line at p (len bytes, no newline) into l; 0, or -1 when it is
  * not one of ours (the #prev line, a line cut short).
  */
+/*
+ * The number field p[0..n) (n < 24) as strtoll reads it: digits alone,
+ * as list.c writes it, at once; anything else through strtoll.
+ */
+static long long
+field_ll(const char *p, size_t n)
+{
+	char		num[24];
+	long long	v = 0;
+	size_t		i;
+
+	if (n <= 18) {
+		for (i = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			v = v * 10 + (p[i] - '0');
+		if (i == n)
+			return v;
+	}
+	memcpy(num, p, n);
+	num[n] = '\0';
+	return strtoll(num, NULL, 10);
+}
+
 int
 list_line_parse(const char *p, size_t len, struct line *l)
 {
 	const char	*f[10], *q, *end = p + len;
 	size_t		 fl[10];
 	int		 i;
-	char		 num[24], id[SPOOL_ID_LEN + 1];
+	char		 id[SPOOL_ID_LEN + 1];
 
 	memset(l, 0, sizeof(*l));
 	if (len < SPOOL_ID_LEN + 2 || p[SPOOL_ID_LEN] != '\t')
@@ -374,14 +396,12 @@ list_line_parse(const char *p, size_t len, struct line *l)
 	l->channel = f[3];
 	l->channel_len = fl[3];
 	for (i = 4; i <= 5; i++) {
-		if (fl[i] == 0 || fl[i] >= sizeof(num))
+		if (fl[i] == 0 || fl[i] >= 24)
 			return -1;
-		memcpy(num, f[i], fl[i]);
-		num[fl[i]] = '\0';
 		if (i == 4)
-			l->created = strtoll(num, NULL, 10);
+			l->created = field_ll(f[i], fl[i]);
 		else
-			l->at = strtoll(num, NULL, 10);
+			l->at = field_ll(f[i], fl[i]);
 	}
 	l->addr = f[6];
 	l->addr_len = fl[6];

@@ -66,6 +66,37 @@ test_fold(void **state)
 	buf_free(&b);
 }
 
+/* A line's times as strtoll reads them, digits alone or not. */
+static void
+test_line_numbers(void **state)
+{
+	static const char *const nums[] = { "0", "1", "1764147600",
+	    "999999999999999999", "9999999999999999999", "-5", "+7", " 8",
+	    "12x", "x", "00012" };
+	struct line	 l;
+	char		 id[SPOOL_ID_LEN + 1], h[17], line[512];
+	size_t		 i;
+	const char	*obj = "{}";
+
+	(void)state;
+	assert_int_equal(ulid_new(id), 0);
+	list_obj_hash(obj, strlen(obj), h);
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		snprintf(line, sizeof(line), "%s\tsent\toutbound\tsms\t%s\t"
+		    "%s\t+49\t\t%s\t%s", id, nums[i], nums[i], h, obj);
+		assert_int_equal(list_line_parse(line, strlen(line), &l), 0);
+		assert_true(l.created == strtoll(nums[i], NULL, 10));
+		assert_true(l.at == strtoll(nums[i], NULL, 10));
+	}
+	/* Empty, or 24 characters and more: not a line of ours. */
+	snprintf(line, sizeof(line), "%s\tsent\toutbound\tsms\t\t1\t+49\t"
+	    "\t%s\t%s", id, h, obj);
+	assert_int_equal(list_line_parse(line, strlen(line), &l), -1);
+	snprintf(line, sizeof(line), "%s\tsent\toutbound\tsms\t1\t"
+	    "123456789012345678901234\t+49\t\t%s\t%s", id, h, obj);
+	assert_int_equal(list_line_parse(line, strlen(line), &l), -1);
+}
+
 static void
 test_seg_find(void **state)
 {
@@ -133,6 +164,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_line_numbers),
 		cmocka_unit_test_setup_teardown(test_seg_find_back,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_seg_find,
