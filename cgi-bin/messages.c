@@ -186,6 +186,8 @@ cancel(struct ctx *ctx, const char *id)
 #define LIST_LIMIT_DEFAULT	50
 #define LIST_LIMIT_MAX		500
 #define REFERENCE_MAX		128
+/* The room a page's buffer starts with, an entry. */
+#define LIST_ENTRY_ROOM		512
 
 /*
  * Whether the request is for the list, /messages, not one message: no
@@ -457,6 +459,8 @@ list(struct ctx *ctx)
 	if (config_seconds(ctx->cfg, NULL, "retention", 7 * 86400,
 	    &retention) == -1)
 		retention = 7 * 86400;
+	/* Room for the page at once: an entry is some 400 bytes. */
+	buf_reserve(&b, f.limit * LIST_ENTRY_ROOM);
 	buf_puts(&b, "{\"messages\":[");
 	if (list_page(ctx->spool, ctx->client->id, &f, time(NULL), retention,
 	    &b, &n, next) == -1) {
@@ -480,7 +484,7 @@ list(struct ctx *ctx)
 		buf_free(&b);
 		return NULL;
 	}
-	r = response_new(200, "application/json", b.p, b.len);
+	r = response_buf(200, "application/json", &b);
 	if (r != NULL && next[0] != '\0' &&
 	    link_next(ctx, params, next, r) == -1) {
 		response_free(r);

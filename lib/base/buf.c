@@ -7,7 +7,7 @@
 #include "base/buf.h"
 
 int
-buf_add(struct buf *b, const char *s, size_t len)
+buf_reserve(struct buf *b, size_t len)
 {
 	char	*p;
 	size_t	 cap;
@@ -24,7 +24,16 @@ buf_add(struct buf *b, const char *s, size_t len)
 		}
 		b->p = p;
 		b->cap = cap;
+		b->p[b->len] = '\0';
 	}
+	return 0;
+}
+
+int
+buf_add(struct buf *b, const char *s, size_t len)
+{
+	if (buf_reserve(b, len) == -1)
+		return -1;
 	if (len > 0)
 		memcpy(b->p + b->len, s, len);
 	b->len += len;

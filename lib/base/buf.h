@@ -17,6 +17,11 @@ struct buf {
 int	buf_add(struct buf *, const char *, size_t);
 int	buf_puts(struct buf *, const char *);
 int	buf_putc(struct buf *, char);
+/*
+ * Room for len more bytes, so that appends up to them move nothing; 0,
+ * or -1 (failed set) on failure.
+ */
+int	buf_reserve(struct buf *, size_t len);
 /* Release the memory; the struct can be reused after. */
 void	buf_free(struct buf *);
 /* Hand the string over (caller frees); NULL if an allocation failed. */

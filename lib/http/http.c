@@ -59,6 +59,25 @@ response_new(int status, const char *content_type, const char *body,
 }
 
 struct response *
+response_buf(int status, const char *content_type, struct buf *b)
+{
+	struct response	*r;
+	size_t		 len;
+	char		*body;
+
+	if ((body = buf_take(b, &len)) == NULL)
+		return NULL;
+	if ((r = response_new(status, content_type, "", 0)) == NULL) {
+		free(body);
+		return NULL;
+	}
+	free(r->body);
+	r->body = body;
+	r->body_len = len;
+	return r;
+}
+
+struct response *
 response_json(int status, json_t *value)
 {
 	struct response	*r;

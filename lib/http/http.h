@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "base/buf.h"
+
 struct header {
 	char	*name;
 	char	*value;
@@ -33,6 +35,12 @@ const char	*http_reason(int status);
 struct response	*response_new(int status, const char *content_type,
 		    const char *body, size_t len);
 struct response	*response_json(int status, json_t *value);
+/*
+ * A response whose body is b's bytes, taken over, not copied (b is left
+ * empty, as buf_free leaves it).  NULL out of memory (b freed).
+ */
+struct response	*response_buf(int status, const char *content_type,
+		    struct buf *b);
 void		 response_free(struct response *);
 
 /*

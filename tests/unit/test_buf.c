@@ -277,6 +277,31 @@ test_free_then_reuse(void **state)
 	assert_int_equal(b.len, 0);
 }
 
+/* Room made once: the appends within it move nothing. */
+static void
+test_reserve(void **state)
+{
+	struct buf	 b = { 0 };
+	const char	*p;
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(buf_reserve(&b, 10000), 0);
+	assert_true(b.cap >= 10001);
+	assert_int_equal(b.len, 0);
+	assert_string_equal(b.p, "");
+	p = b.p;
+	for (i = 0; i < 10000; i++)
+		assert_int_equal(buf_putc(&b, 'x'), 0);
+	assert_ptr_equal(b.p, p);
+	assert_int_equal(b.len, 10000);
+	assert_int_equal(b.p[10000], '\0');
+	/* Less than there is: nothing changes. */
+	assert_int_equal(buf_reserve(&b, 0), 0);
+	assert_ptr_equal(b.p, p);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -291,6 +316,7 @@ main(void)
 		cmocka_unit_test(test_take_null_len),
 		cmocka_unit_test(test_take_empty),
 		cmocka_unit_test(test_take_failed),
+		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_free_then_reuse),
 	};
 

@@ -108,6 +108,36 @@ test_binary_body(void **state)
 	response_free(r);
 }
 
+/* A buffer's bytes taken over as the body, the buffer left empty. */
+static void
+test_response_buf(void **state)
+{
+	struct response	*r;
+	struct buf	 b = { 0 };
+	char		*out;
+	size_t		 len;
+
+	(void)state;
+	buf_add(&b, "{\"a\":\0}", 7);
+	r = response_buf(200, "application/json", &b);
+	assert_non_null(r);
+	assert_null(b.p);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(r->body_len, 7);
+	assert_memory_equal(r->body, "{\"a\":\0}", 8);
+	out = written(r, &len);
+	assert_string_equal(out, "Status: 200 OK\r\nContent-Type: "
+	    "application/json\r\nContent-Length: 7\r\n\r\n{\"a\":");
+	free(out);
+	response_free(r);
+	/* Empty: an empty body. */
+	r = response_buf(204, NULL, &b);
+	assert_non_null(r);
+	assert_int_equal(r->body_len, 0);
+	assert_string_equal(r->body, "");
+	response_free(r);
+}
+
 static void
 test_header_injection_refused(void **state)
 {
@@ -192,6 +222,7 @@ main(void)
 		cmocka_unit_test(test_http_reason),
 		cmocka_unit_test(test_json_response_bytes),
 		cmocka_unit_test(test_binary_body),
+		cmocka_unit_test(test_response_buf),
 		cmocka_unit_test(test_header_injection_refused),
 		cmocka_unit_test(test_json_null_value),
 	};
