@@ -180,8 +180,15 @@ consider(struct page *pg, const struct line *l)
 		if (st == -1)
 			return 0;
 		if (!list_status_final(st)) {
-			/* Its file decides: it may have moved on. */
-			if (spool_find(pg->s, id, &dir, name) == -1)
+			/*
+			 * Its file decides: it may have moved on.  Looked
+			 * for first where its status says, where most are
+			 * (spool_find looks in sent/ first).
+			 */
+			dir = st == LIST_QUEUED ? SPOOL_NEW : SPOOL_DEFERRED;
+			if ((!dir_agrees(dir, st) || !list_exists(pg->s,
+			    spool_statefd(pg->s, dir), l->id)) &&
+			    spool_find(pg->s, id, &dir, name) == -1)
 				return 0;
 			if (!dir_agrees(dir, st)) {
 				if ((text = from_file(pg, l, &st, &gone)) ==
