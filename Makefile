@@ -70,8 +70,8 @@ LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
 LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
-		   inbox inbound list list_seg list_page list_rewrite list_build \
-		   metrics dsync list_cache
+		   inbox inbound list list_append list_seg list_cache list_page \
+		   list_rewrite list_build metrics dsync
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.

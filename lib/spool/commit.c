@@ -177,14 +177,14 @@ static int
 link_unnamed(struct spool *s, struct pending *p)
 {
 	char	proc[64];
-	int	tfd = spool_statefd(s, SPOOL_TMP);
+	int	tfd;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p->fd);
 	if (linkat(AT_FDCWD, proc, p->dirfd, p->name, AT_SYMLINK_FOLLOW) == 0)
 		return 0;
-	if (errno != EEXIST)
-		return -1;
-	if (tmp_name(p) == -1)
+	/* tmp/ opened only now: a new file needs it not. */
+	if (errno != EEXIST || (tfd = spool_statefd(s, SPOOL_TMP)) == -1 ||
+	    tmp_name(p) == -1)
 		return -1;
 	if (linkat(AT_FDCWD, proc, tfd, p->tmp, AT_SYMLINK_FOLLOW) == -1) {
 		p->tmp[0] = '\0';
@@ -476,18 +476,16 @@ spool_commit(struct spool *s, struct spool_item *items, size_t n)
 	/*
 	 * Each message's line in its client's list before it is renamed in
 	 * (list.h): an accepted message is never missing from it.  One
-	 * that cannot be noted is not written (st[i] marks it).
+	 * that cannot be noted is not written (pre[i] says why).
 	 */
-	for (i = 0; i < n; i++) {
-		pre[i] = MSG_PERMFAIL;
-		if (dirfds[i] == -1 || final_state(items[i].dir) ||
-		    list_note(s, items[i].doc, items[i].dir) == 0)
-			continue;
-		log_err("spool: %s: the list of its client: %s", names[i],
-		    strerror(errno));
-		pre[i] = spool_errno_status(errno);
-		dirfds[i] = -1;
-	}
+	for (i = 0; i < n; i++)
+		items[i].status = dirfds[i] == -1 ||
+		    final_state(items[i].dir) ? MSG_PERMFAIL : MSG_OK;
+	list_note_items(s, items, n);
+	for (i = 0; i < n; i++)
+		if ((pre[i] = items[i].status) != MSG_OK && dirfds[i] != -1 &&
+		    !final_state(items[i].dir))
+			dirfds[i] = -1;
 	spool_commit_files(s, docs, dirfds, names, mtimes, st, n);
 	for (i = 0; i < n; i++) {
 		items[i].status = dirfds[i] == -1 ? pre[i] : st[i];

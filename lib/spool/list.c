@@ -89,80 +89,6 @@ list_address_key(const char *addr, char *out, size_t len)
 	return 0;
 }
 
-/*
- * Append text (whole lines) about message id to client's list: under the
- * head's lock, into the segment that holds id, a new segment begun when
- * id is past every id so far and the newest is full.
- */
-int
-list_append(struct spool *s, const char *client, const char *id,
-    const char *text, size_t len)
-{
-	struct head	 h;
-	struct stat	 st;
-	char		 seg[SPOOL_ID_LEN + 1], prev[SPOOL_ID_LEN + 1];
-	int		 cfd, hfd = -1, fd = -1, e, dirty = 0, rc = -1;
-
-	if ((cfd = list_client_dir(s, client, 1)) == -1)
-		return -1;
-	if ((hfd = list_head_lock(cfd, 1)) == -1 || list_head_read(hfd, &h) == -1)
-		goto out;
-	prev[0] = '\0';
-	if (h.seg[0] == '\0') {
-		/* The first: a segment from this id on. */
-		memcpy(h.seg, id, SPOOL_ID_LEN + 1);
-		memcpy(h.max, id, SPOOL_ID_LEN + 1);
-		memcpy(seg, id, SPOOL_ID_LEN + 1);
-		dirty = 1;
-	} else if (strcmp(id, h.seg) >= 0) {
-		memcpy(seg, h.seg, SPOOL_ID_LEN + 1);
-		if (strcmp(id, h.max) > 0) {
-			/* Past every id so far: a new segment when full. */
-			if ((fd = list_seg_open_append(cfd, h.gen, seg, NULL)) ==
-			    -1 || fstat(fd, &st) == -1)
-				goto out;
-			if (st.st_size >= SEG_BYTES) {
-				close(fd);
-				fd = -1;
-				memcpy(prev, h.seg, SPOOL_ID_LEN + 1);
-				memcpy(h.seg, id, SPOOL_ID_LEN + 1);
-				memcpy(seg, id, SPOOL_ID_LEN + 1);
-			}
-			memcpy(h.max, id, SPOOL_ID_LEN + 1);
-			dirty = 1;
-		}
-	} else if ((fd = list_seg_open_old(s, client, cfd, &h, id, seg)) == -1)
-		goto out;
-	if (fd == -1 && (fd = list_seg_open_append(cfd, h.gen, seg, prev)) == -1)
-		goto out;
-	/*
-	 * The segment locked too, while it is written: on NFS a lock the
-	 * server gave away (a partition longer than the lease) fails the
-	 * write (EIO) rather than letting it land, late, over the lines
-	 * other hosts appended meanwhile at the same offset.
-	 */
-	if (list_lock_fd(fd) == -1 || util_write_all(fd, text, len) == -1)
-		goto out;
-	/* On NFS the data reaches the server here, before the lock goes. */
-	if (close(fd) == -1) {
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	if (dirty && list_head_write(hfd, &h) == -1)
-		goto out;
-	rc = 0;
-out:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	if (hfd != -1)
-		close(hfd);
-	close(cfd);
-	errno = e;
-	return rc;
-}
-
 /* Append s to b with its tabs and newlines made spaces. */
 static void
 put_field(struct buf *b, const char *s)
@@ -282,6 +208,95 @@ list_note(struct spool *s, const json_t *doc, enum spool_dir dir)
 {
 	return note(s, doc, spool_dirname(dir), msgdoc_client(doc),
 	    msgdoc_id(doc));
+}
+
+/* One note of list_note_items: the item's line and its client. */
+struct item_note {
+	struct list_add	 add;
+	const char	*client;
+	size_t		 off;		/* of its line in the buffer */
+	size_t		 item;
+};
+
+static int
+by_client(const void *a, const void *b)
+{
+	return strcmp(((const struct item_note *)a)->client,
+	    ((const struct item_note *)b)->client);
+}
+
+/* A failed note of item it: logged, its status the failure's. */
+static void
+item_failed(struct spool_item *it, int e)
+{
+	log_err("spool: %s: the list of its client: %s", msgdoc_id(it->doc) ?
+	    msgdoc_id(it->doc) : "?", strerror(e));
+	it->status = spool_errno_status(e);
+}
+
+void
+list_note_items(struct spool *s, struct spool_item *items, size_t n)
+{
+	struct item_note	*v;
+	struct list_add		*adds;
+	struct buf		 b = { 0 };
+	const char		*client, *id;
+	size_t			 i, j, k, nv = 0;
+
+	v = calloc(n ? n : 1, sizeof(*v));
+	adds = calloc(n ? n : 1, sizeof(*adds));
+	if (v == NULL || adds == NULL) {
+		for (i = 0; i < n; i++)
+			if (items[i].status == MSG_OK)
+				item_failed(&items[i], ENOMEM);
+		free(v);
+		free(adds);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (items[i].status != MSG_OK)
+			continue;
+		id = msgdoc_id(items[i].doc);
+		client = msgdoc_client(items[i].doc);
+		if (id == NULL || !ulid_valid(id)) {
+			item_failed(&items[i], EINVAL);
+			continue;
+		}
+		/* A document of no client (made by hand) is on no list. */
+		if (client == NULL || !valid_client_id(client))
+			continue;
+		v[nv].off = b.len;
+		if (outbound_line(&b, items[i].doc, spool_dirname(items[i].dir),
+		    0) == -1) {
+			item_failed(&items[i], ENOMEM);
+			b.len = v[nv].off;
+			continue;
+		}
+		v[nv].add.id = id;
+		v[nv].add.len = b.len - v[nv].off;
+		v[nv].client = client;
+		v[nv++].item = i;
+	}
+	/* Each client's lines together, under one lock of its head. */
+	qsort(v, nv, sizeof(*v), by_client);
+	for (j = 0; j < nv; j++) {
+		adds[j] = v[j].add;
+		/* The buffer moved as it grew: the lines' places only now. */
+		adds[j].text = b.p + v[j].off;
+	}
+	for (j = 0; j < nv; j = k) {
+		for (k = j; k < nv && strcmp(v[k].client, v[j].client) == 0;
+		    k++)
+			continue;
+		if (list_append_lines(s, v[j].client, adds + j, k - j) == 0)
+			continue;
+		for (i = j; i < k; i++)
+			if (adds[i].err != 0)
+				item_failed(&items[v[i].item], adds[i].err);
+	}
+	buf_free(&b);
+	free(adds);
+	free(v);
 }
 
 int

@@ -71,6 +71,16 @@ int		 list_note(struct spool *, const json_t *doc,
  */
 void		 list_keep(struct spool *, int on);
 
+/*
+ * list_note of each item of a commit (spool.h) whose status is MSG_OK,
+ * into the state it is written into: the lines of one client appended
+ * under one lock of its head, one write for the lines of a segment.  An
+ * item that cannot be noted is logged and gets the status of its
+ * failure (spool_errno_status), so that it is not written.
+ */
+void		 list_note_items(struct spool *, struct spool_item *items,
+		    size_t n);
+
 /* Note an inbound message (inbox.h) of its client; 0 when it has none. */
 int		 list_note_inbound(struct spool *, const json_t *doc);
 

@@ -41,6 +41,7 @@ struct head {
 	long long	gen;
 	char		seg[SPOOL_ID_LEN + 1];	/* "" when none */
 	char		max[SPOOL_ID_LEN + 1];
+	size_t		len;	/* its file's length as read; 0: unknown */
 };
 
 /* One line of a segment, split. */
@@ -182,5 +183,23 @@ int	 list_rewrite_lock(int afd);
  * the head's lock, into the segment that holds id.  0, or -1. */
 int	 list_append(struct spool *s, const char *client, const char *id,
 		       const char *text, size_t len);
+
+/* A line for list_append_lines: its message's id and text (whole
+ * lines), and on return 0 when it is written, else why not (errno). */
+struct list_add {
+	const char	*id;
+	const char	*text;
+	size_t		 len;
+	int		 err;
+};
+
+/*
+ * list_append of several lines of client's list under one lock of its
+ * head, in the order of their ids, the lines of one segment in one
+ * write (list_append.c).  0, or -1 with errno when any failed (each
+ * one's err says).
+ */
+int	 list_append_lines(struct spool *s, const char *client,
+	    struct list_add *v, size_t n);
 
 #endif

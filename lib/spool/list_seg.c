@@ -13,8 +13,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "base/channel.h"
 #include "base/log.h"
@@ -33,12 +36,27 @@
 int
 list_client_dir(struct spool *s, const char *client, int create)
 {
-	int	afd, fd, e;
+	struct open_how	 how;
+	char		 path[sizeof(LIST_AREA) + CLIENT_ID_MAX + 2];
+	int		 afd, fd, e;
 
 	if (!valid_client_id(client)) {
 		errno = EINVAL;
 		return -1;
 	}
+	/*
+	 * One look-up under the root, through no symbolic link (as
+	 * O_NOFOLLOW refuses one of each name below); the way below when
+	 * the kernel has no openat2 or the list is to be made.
+	 */
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	snprintf(path, sizeof(path), LIST_AREA "/%s", client);
+	if ((fd = (int)syscall(SYS_openat2, s->rootfd, path, &how,
+	    sizeof(how))) != -1 || (errno != ENOSYS && errno != EPERM &&
+	    (errno != ENOENT || !create)))
+		return fd;
 	if ((afd = spool_area(s, LIST_AREA, create)) == -1)
 		return -1;
 	fd = spool_subdir(afd, client, create);
@@ -89,6 +107,7 @@ list_head_read(int fd, struct head *h)
 		errno = EINVAL;
 		return -1;
 	}
+	h->len = (size_t)n;
 	return 0;
 }
 
@@ -104,6 +123,9 @@ list_head_write(int fd, const struct head *h)
 		return -1;
 	if (pwrite(fd, buf, (size_t)n, 0) != n)
 		return -1;
+	/* Written over a head no longer than this one: nothing to cut. */
+	if (h->len > 0 && h->len <= (size_t)n)
+		return 0;
 	return ftruncate(fd, n);
 }
 
