@@ -116,6 +116,7 @@ fcgi_cache_free(struct fcgi_cache *c)
 	config_drop(c);
 	file_free(&c->keys);
 	tmpl_cache_free(&c->tmpls);
+	spool_keep_free(&c->spool);
 	memset(c, 0, sizeof(*c));
 }
 

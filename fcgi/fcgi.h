@@ -68,6 +68,7 @@ struct fcgi_cache {
 	unsigned long	 keys_read;	/* readings of the keys file so far */
 	struct tmpl_cache tmpls;
 	struct spool_seen seen;	/* the spool's root (spool_open_seen) */
+	struct spool_keep spool;	/* the group commit's record */
 };
 
 /*

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "base/log.h"
 #include "http/cgi.h"
 #include "http/problem.h"
+#include "spool/spool.h"
 
 #include "fcgi.h"
 
@@ -42,6 +44,7 @@
 struct fcgi_io {
 	FCGX_Request		*req;
 	struct fcgi_cache	*cache;
+	int			 sock;		/* the listening socket */
 };
 
 static ssize_t
@@ -118,6 +121,22 @@ not_found(const struct cgi_io *io, char *const *envp)
 	    "no such route")), envp);
 }
 
+/*
+ * A request's work done, its reply not yet written: with no other
+ * request waiting, the spool's record (spool_keep) is let go, so that an
+ * idle worker holds no file of the spool open (a remount read-only
+ * would fail: "busy"); under load it is kept for the next.
+ */
+static void
+io_done(void *arg)
+{
+	struct fcgi_io	*f = arg;
+	struct pollfd	 p = { .fd = f->sock, .events = POLLIN };
+
+	if (poll(&p, 1, 0) != 1)
+		spool_keep_free(&f->cache->spool);
+}
+
 static enum keys_result
 io_keys(void *arg, const char *path, const char *key, size_t len,
     struct client *out)
@@ -149,7 +168,7 @@ worker(int sock, const char *config)
 	struct fcgi_io		 f;
 	struct cgi_io		 io = { .read = io_read, .write = io_write,
 				    .config = io_config, .keys = io_keys,
-				    .tmpl = io_tmpl,
+				    .tmpl = io_tmpl, .done = io_done,
 				    .arg = &f };
 	const struct endpoint	*ep;
 	struct response		*r;
@@ -171,6 +190,8 @@ worker(int sock, const char *config)
 	f.req = &req;
 	f.cache = &cache;
 	io.seen = &cache.seen;
+	f.sock = sock;
+	io.keep = &cache.spool;
 	while (!stopping) {
 		if (FCGX_Accept_r(&req) < 0)
 			break;

@@ -19,6 +19,7 @@
 struct spool;
 struct spool_seen;
 struct cgi_io;
+struct spool_keep;
 struct route_table;
 
 /*
@@ -151,6 +152,18 @@ struct cgi_io {
 	 */
 	struct spool_seen *seen;
 	void		*arg;
+	/*
+	 * What the caller keeps of the spool between requests (spool.h,
+	 * spool_lend), lent to each spool the request opens; NULL: none.
+	 */
+	struct spool_keep *keep;
+	/*
+	 * Called once the request's work is done, its spool closed, before
+	 * its reply is written (NULL: nothing to do): where a persistent
+	 * process lets go of what it keeps when no request waits, so that
+	 * it holds nothing of the spool open while idle.
+	 */
+	void		 (*done)(void *arg);
 };
 
 /*

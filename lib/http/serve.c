@@ -237,6 +237,8 @@ rate_peek(struct ctx *ctx, struct rate *rate, int *limited)
 		free(root);
 		if (ctx->spool == NULL)
 			return;
+		if (ctx->req->io != NULL && ctx->req->io->keep != NULL)
+			spool_lend(ctx->spool, ctx->req->io->keep);
 	}
 	if ((r = rate_check(0, ctx, rate, limited)) != NULL) {
 		response_free(r);
@@ -456,6 +458,8 @@ dispatch(const struct endpoint *ep, struct request *req,
 			    "the spool cannot take messages now");
 			goto done;
 		}
+		if (io->keep != NULL)
+			spool_lend(ctx.spool, io->keep);
 	}
 	/*
 	 * The routes a message may take (msgspool.conf(5), Routes), once
@@ -516,6 +520,8 @@ cgi_serve(const struct endpoint *ep, char *const *envp,
 	/* An early answer: take the body off the server's hands first. */
 	cgi_request_drain_io(&req, io, CGI_DRAIN_MAX);
 	cgi_request_free(&req);
+	if (io->done != NULL)
+		io->done(io->arg);
 	if (r == NULL)
 		return 1;
 	rc = cgi_respond(io, r, req.head);

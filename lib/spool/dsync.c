@@ -40,7 +40,17 @@ struct dsync_rec {
 struct dsync {
 	int			 fd;
 	struct dsync_rec	*rec;
+	dev_t			 dev;		/* the record's file */
+	ino_t			 ino;
+	int			 refs;		/* spools and a keep */
 };
+
+/* "sync/HOST": the record's path under the spool's root. */
+static void
+dsync_path(char *path, size_t len, char *host, size_t hostlen)
+{
+	snprintf(path, len, DSYNC_AREA "/%s", netfs_hostname(host, hostlen));
+}
 
 /* The host's record, mapped; NULL when it cannot be had. */
 static struct dsync *
@@ -55,8 +65,7 @@ dsync_open(struct spool *s)
 	int		 afd, fd;
 
 	/* sync/HOST, the area made on first use. */
-	snprintf(path, sizeof(path), DSYNC_AREA "/%s",
-	    netfs_hostname(host, sizeof(host)));
+	dsync_path(path, sizeof(path), host, sizeof(host));
 	if ((fd = openat(s->rootfd, path, O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0660)) == -1 && errno == ENOENT &&
 	    (afd = spool_area(s, DSYNC_AREA, 1)) != -1) {
@@ -91,6 +100,9 @@ dsync_open(struct spool *s)
 	}
 	ds->fd = fd;
 	ds->rec = p;
+	ds->dev = st.st_dev;
+	ds->ino = st.st_ino;
+	ds->refs = 1;
 	/* A new record is zeros: the first to see it marks it ours. */
 	__atomic_compare_exchange_n(&ds->rec->magic, &zero, DSYNC_MAGIC, 0,
 	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -102,10 +114,57 @@ dsync_open(struct spool *s)
 	return ds;
 }
 
+/*
+ * The record for s: the one its keep holds while the root's sync/HOST
+ * is that file still (one stat), else opened, and kept.
+ */
+static struct dsync *
+dsync_get(struct spool *s)
+{
+	struct spool_keep	*k = s->keep;
+	struct dsync		*ds;
+	struct stat		 st;
+	char			 host[NETFS_HOST_MAX + 1];
+	char			 path[sizeof(DSYNC_AREA) + NETFS_HOST_MAX + 1];
+
+	if (k == NULL)
+		return dsync_open(s);
+	dsync_path(path, sizeof(path), host, sizeof(host));
+	if (k->dsync != NULL && fstatat(s->rootfd, path, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_dev == k->dsync->dev && st.st_ino == k->dsync->ino) {
+		k->dsync->refs++;
+		return k->dsync;
+	}
+	/* Another file, or none: the one there now, kept instead. */
+	spool_dsync_free(k->dsync);
+	k->dsync = NULL;
+	if ((ds = dsync_open(s)) != NULL) {
+		ds->refs++;
+		k->dsync = ds;
+	}
+	return ds;
+}
+
+void
+spool_lend(struct spool *s, struct spool_keep *keep)
+{
+	s->keep = keep;
+}
+
+void
+spool_keep_free(struct spool_keep *k)
+{
+	if (k == NULL)
+		return;
+	spool_dsync_free(k->dsync);
+	k->dsync = NULL;
+}
+
 void
 spool_dsync_free(struct dsync *ds)
 {
-	if (ds == NULL)
+	if (ds == NULL || --ds->refs > 0)
 		return;
 	munmap(ds->rec, sizeof(struct dsync_rec));
 	close(ds->fd);
@@ -130,7 +189,7 @@ spool_syncdir(struct spool *s, int d)
 		return -1;
 	if (s->dsync == NULL && !s->dsync_tried) {
 		s->dsync_tried = 1;
-		s->dsync = dsync_open(s);
+		s->dsync = dsync_get(s);
 	}
 	if ((ds = s->dsync) == NULL || d < 0 || d >= DSYNC_SLOTS)
 		return fsync(fd);

@@ -74,6 +74,21 @@ struct spool	*spool_open_seen(const char *root, struct spool_seen *seen,
 
 void		 spool_free(struct spool *);
 
+/*
+ * What a persistent process keeps of its spool between requests
+ * (msgspool-fcgi's workers): the group commit's record (dsync.h) mapped
+ * while the spool's root holds that same file, found by one stat of it
+ * in place of an open, a map and an unmap each request.  Zero it to
+ * begin; spool_keep_free releases it.
+ */
+struct spool_keep {
+	struct dsync	*dsync;
+};
+
+/* Let s take from keep, and keep there what s opens (both borrowed). */
+void		 spool_lend(struct spool *, struct spool_keep *keep);
+void		 spool_keep_free(struct spool_keep *);
+
 const char	*spool_root(const struct spool *);
 
 /* "tmp", "new", ... */

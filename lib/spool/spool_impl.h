@@ -26,6 +26,7 @@ struct spool {
 	int	 scan_dir;
 	struct dsync	*dsync;		/* the host's record (dsync.h) */
 	int		 dsync_tried;	/* opened, or tried to: once */
+	struct spool_keep *keep;	/* spool_lend: kept between requests */
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
 	int		 lkeep;		/* list_keep: lists' names kept */
 	struct list_cache *lcache;	/* those names (list_cache.c) */

@@ -1,8 +1,8 @@
 /*
  * test_dsync.c: group commit of the spool's directory syncs
  * (lib/spool/dsync.c): the host's record, its counts after many
- * processes queued at once, a record that is not ours, and a writer that
- * dies holding the lock.
+ * processes queued at once, a record that is not ours, a writer that
+ * dies holding the lock, and a record kept between requests.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -266,6 +266,52 @@ test_covered_needs_no_sync(void **state)
 	assert_int_equal(r.syncs[SPOOL_NEW], 1);
 }
 
+/*
+ * A record kept between spools (spool_keep): the same mapping while
+ * sync/HOST is that file; another put in its place is mapped and counts
+ * from then on, the old one no more.
+ */
+static void
+test_kept_while_same_file(void **state)
+{
+	struct tu_spool		*f = *state;
+	struct spool_keep	 keep = { 0 };
+	struct spool		*sp;
+	struct dsync		*first;
+	struct rec		 r;
+	char			 path[512], err[256];
+	int			 i;
+
+	for (i = 0; i < 3; i++) {
+		assert_non_null(sp = spool_open(f->dir, 0, err, sizeof(err)));
+		spool_lend(sp, &keep);
+		assert_int_equal(queue_one(sp), MSG_OK);
+		if (i == 0)
+			first = keep.dsync;
+		assert_non_null(keep.dsync);
+		assert_ptr_equal(keep.dsync, first);
+		assert_ptr_equal(sp->dsync, keep.dsync);
+		spool_free(sp);
+	}
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[SPOOL_NEW], 3);
+	assert_int_equal(r.synced[SPOOL_NEW], 3);
+	/* Removed: the next request makes and maps a new one. */
+	rec_path(f, path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_non_null(sp = spool_open(f->dir, 0, err, sizeof(err)));
+	spool_lend(sp, &keep);
+	assert_int_equal(queue_one(sp), MSG_OK);
+	spool_free(sp);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[SPOOL_NEW], 1);
+	assert_int_equal(r.synced[SPOOL_NEW], 1);
+	assert_int_equal(tu_spool_entries(f, "new"), 4);
+	spool_keep_free(&keep);
+	assert_null(keep.dsync);
+	spool_keep_free(&keep);
+}
+
 int
 main(void)
 {
@@ -279,6 +325,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_writer_dies,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_covered_needs_no_sync,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_kept_while_same_file,
 		    tu_spool_setup, tu_spool_teardown),
 	};
 
