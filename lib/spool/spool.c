@@ -57,6 +57,17 @@ spool_statefd(struct spool *s, int d)
 	return s->fds[d];
 }
 
+int
+spool_root_fresh(const struct spool *s)
+{
+	struct timespec	now;
+
+	if (s->rootfd == -1 || clock_gettime(CLOCK_MONOTONIC, &now) == -1)
+		return 0;
+	return (now.tv_sec - s->opened.tv_sec) * 1000000000L +
+	    (now.tv_nsec - s->opened.tv_nsec) < 1000000000L;
+}
+
 struct spool *
 spool_alloc(const char *root, char *err, size_t errlen)
 {
@@ -93,6 +104,7 @@ spool_open(const char *root, int create, char *err, size_t errlen)
 		util_seterr(err, errlen, "%s: %s", root, strerror(errno));
 		goto fail;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &s->opened);
 	/* Every state must be there, even those this process won't use. */
 	for (i = 0; i < SPOOL__MAX; i++) {
 		if (create && mkdirat(s->rootfd, spool_dirnames[i], 0700) == -1 &&

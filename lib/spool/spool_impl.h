@@ -30,6 +30,7 @@ struct spool {
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
 	int		 lkeep;		/* list_keep: lists' names kept */
 	struct list_cache *lcache;	/* those names (list_cache.c) */
+	struct timespec	 opened;	/* when rootfd was (CLOCK_MONOTONIC) */
 };
 
 /* Free the lists' names a handle kept (list_keep; list_cache.c). */
@@ -51,6 +52,14 @@ extern const char *const spool_dirnames[SPOOL__MAX];
  * -1 when it cannot be opened.
  */
 int		 spool_statefd(struct spool *, int d);
+
+/*
+ * Whether the spool's root was opened by its path within the last
+ * second (a request's spool, not a daemon's): a look-up from rootfd is
+ * then as fresh as one from the root opened again, on NFS too (the
+ * open asked the server for the root's attributes: close-to-open).
+ */
+int		 spool_root_fresh(const struct spool *);
 
 /* The area of claims' owner records (claim_owner.c). */
 #define SPOOL_CLAIMS_AREA	"claims"

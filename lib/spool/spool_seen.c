@@ -47,8 +47,10 @@ spool_open_seen(const char *root, struct spool_seen *seen, char *err,
 		if (fstat(fd, &st) == 0 && same(seen, &st)) {
 			if ((s = spool_alloc(root, err, errlen)) == NULL)
 				close(fd);
-			else
+			else {
 				s->rootfd = fd;
+				clock_gettime(CLOCK_MONOTONIC, &s->opened);
+			}
 			return s;
 		}
 		close(fd);

@@ -210,27 +210,30 @@ list_dir(struct spool *s, const char *client, enum channel ch, int create)
  * (tests/nfs/run.sh saw it of a STOP).  The open of a directory asks the
  * server for its attributes (close-to-open), which drops what this host
  * cached of the names in it: so each directory is opened in turn, from
- * the spool's root opened by its path.  On a local disk it costs a few
- * opens of cached directories.
+ * the spool's root opened by its path (the one the spool opened, when
+ * that was within the last second: a request's).  On a local disk it
+ * costs a few opens of cached directories.
  */
 static int
 fresh_list_dir(struct spool *s, const char *client, enum channel ch)
 {
 	const char	*names[3];
 	size_t		 i;
-	int		 fd, next, e;
+	int		 fd = s->rootfd, next, e;
 
 	names[0] = SUPPRESS_AREA;
 	names[1] = client;
 	names[2] = channel_info(ch)->name;
-	if ((fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 &&
+	if (!spool_root_fresh(s) && (fd = open(s->root, O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC)) == -1 &&
 	    (fd = fcntl(s->rootfd, F_DUPFD_CLOEXEC, 0)) == -1)
 		return -1;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		next = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
 		e = errno;
-		close(fd);
+		if (fd != s->rootfd)
+			close(fd);
 		if ((fd = next) == -1) {
 			errno = e;
 			return -1;

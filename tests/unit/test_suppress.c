@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "spool/spool.h"
+#include "spool/spool_impl.h"
 #include "spool/suppress.h"
 #include "testutil.h"
 
@@ -336,6 +337,43 @@ test_broken_file(void **state)
 	assert_int_equal(errno, 0);
 }
 
+/*
+ * A spool opened by a request looks its lists up from the root it
+ * opened; one older than a second (a daemon's) from its root opened
+ * again by its path, so that a list made there since is seen.
+ */
+static void
+test_root_opened_again(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct spool	*old, *other;
+	json_t		*got;
+	char		 moved[TU_DIR_SIZE + 8], err[256];
+
+	assert_true(spool_root_fresh(f->sp));
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	assert_int_equal(errno, 0);
+	/* The root replaced by another spool holding a suppression. */
+	snprintf(moved, sizeof(moved), "%s.old", f->dir);
+	assert_int_equal(rename(f->dir, moved), 0);
+	assert_non_null(other = spool_open(f->dir, 1, err, sizeof(err)));
+	assert_int_equal(suppress_add(other, "acme", CHANNEL_SMS,
+	    "+4915112345678", "manual", NULL, NULL), 1);
+	spool_free(other);
+	/* Fresh: its own root, where there is none. */
+	assert_null(suppress_get(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	/* A second old: the root there now, by its path. */
+	old = f->sp;
+	old->opened.tv_sec -= 2;
+	assert_false(spool_root_fresh(old));
+	assert_non_null(got = suppress_get(old, "acme", CHANNEL_SMS,
+	    "+4915112345678"));
+	json_decref(got);
+	tu_rmtree(moved);
+}
+
 int
 main(void)
 {
@@ -349,6 +387,7 @@ main(void)
 		T(test_doc),
 		T(test_doc_stop_reply),
 		T(test_broken_file),
+		T(test_root_opened_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
