@@ -15,13 +15,33 @@
 #include "base/util.h"
 #include "spool/msgdoc.h"
 
+/*
+ * Set key (a literal) of o to v (taken), as json_pack's "s:o" does: a
+ * NULL v, or a set that fails, marks *bad.  Cheaper than json_pack,
+ * which parses its format each call (10% of a queued SMS's work).
+ */
+static void
+set(json_t *o, const char *key, json_t *v, int *bad)
+{
+	if (v == NULL || json_object_set_new_nocheck(o, key, v) == -1)
+		*bad = 1;
+}
+
+/* json_pack's "s": a string, NULL (an error) for none. */
+static json_t *
+str(const char *s)
+{
+	return s != NULL ? json_string(s) : NULL;
+}
+
 json_t *
 msgdoc_new(const char *id, const char *channel, const char *client,
     time_t notbefore, json_t *message)
 {
 	char	 created[RFC3339_LEN], next[RFC3339_LEN];
 	time_t	 now = time(NULL), made;
-	json_t	*doc;
+	json_t	*doc, *ev, *evs;
+	int	 bad = 0;
 
 	if (message == NULL)
 		return NULL;
@@ -36,16 +56,36 @@ msgdoc_new(const char *id, const char *channel, const char *client,
 	rfc3339_format(made, created, sizeof(created));
 	rfc3339_format(notbefore > now ? notbefore : now, next,
 	    sizeof(next));
-	doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:o, "
-	    "s:[{s:s, s:s}]}",
-	    "version", MSGDOC_VERSION, "id", id, "channel", channel,
-	    "client", client, "created", created, "attempts", 0,
-	    "nextAttempt", next, "lastError", "providerReply",
-	    "message", message, "events", "status", notbefore > now ?
-	    "scheduled" : "queued", "at", created);
+	if ((doc = json_object()) == NULL) {
+		json_decref(message);
+		return NULL;
+	}
+	set(doc, "version", json_integer(MSGDOC_VERSION), &bad);
+	set(doc, "id", str(id), &bad);
+	set(doc, "channel", str(channel), &bad);
+	set(doc, "client", str(client), &bad);
+	set(doc, "created", json_string(created), &bad);
+	set(doc, "attempts", json_integer(0), &bad);
+	set(doc, "nextAttempt", json_string(next), &bad);
+	set(doc, "lastError", json_null(), &bad);
+	set(doc, "providerReply", json_null(), &bad);
+	set(doc, "message", message, &bad);
+	if ((ev = json_object()) != NULL) {
+		set(ev, "status", json_string(notbefore > now ? "scheduled" :
+		    "queued"), &bad);
+		set(ev, "at", json_string(created), &bad);
+	}
+	if ((evs = json_array()) != NULL &&
+	    json_array_append_new(evs, ev) == -1)
+		bad = 1;
+	set(doc, "events", evs, &bad);
 	/* Scheduled: max-age counts from here, not from created. */
-	if (doc != NULL && notbefore > now)
-		json_object_set_new(doc, "sendAt", json_string(next));
+	if (notbefore > now)
+		set(doc, "sendAt", json_string(next), &bad);
+	if (bad) {
+		json_decref(doc);
+		return NULL;
+	}
 	return doc;
 }
 
@@ -383,6 +423,7 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 	const char	*status, *last_at = NULL, *final_at = NULL, *err, *s;
 	json_t		*o, *ev, *reply, *e;
 	size_t		 i;
+	int		 bad = 0;
 
 	status = msgdoc_status(doc, state);
 	ev = json_object_get(doc, "events");
@@ -396,24 +437,28 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 			final_at = last_at;
 	}
 	reply = json_object_get(doc, "providerReply");
-	o = json_pack("{s:O, s:s, s:O, s:s, s:o, s:s, s:o, s:o, s:o, s:I, "
-	    "s:o, s:o}",
-	    "id", json_object_get(doc, "id"),
-	    "direction", "outbound",
-	    "channel", json_object_get(doc, "channel"),
-	    "recipient", msgdoc_recipient(doc),
-	    "reference", opt(doc, "reference"),
-	    "status", status,
-	    "createdAt", opt(doc, "created"),
-	    "updatedAt", last_at ? json_string(last_at) : opt(doc, "created"),
-	    "sendAt", opt(doc, "sendAt"),
-	    "attempts", (json_int_t)msgdoc_attempts(doc),
-	    "nextAttemptAt", strcmp(status, "scheduled") == 0 ||
-	    strcmp(status, "retrying") == 0 ? opt(doc, "nextAttempt") :
-	    json_null(),
-	    "sentAt", opt(doc, "sentAt"));
-	if (o == NULL)
+	if ((o = json_object()) == NULL)
 		return NULL;
+	set(o, "id", json_incref(json_object_get(doc, "id")), &bad);
+	set(o, "direction", json_string("outbound"), &bad);
+	set(o, "channel", json_incref(json_object_get(doc, "channel")), &bad);
+	set(o, "recipient", str(msgdoc_recipient(doc)), &bad);
+	set(o, "reference", opt(doc, "reference"), &bad);
+	set(o, "status", str(status), &bad);
+	set(o, "createdAt", opt(doc, "created"), &bad);
+	set(o, "updatedAt", last_at ? json_string(last_at) : opt(doc,
+	    "created"), &bad);
+	set(o, "sendAt", opt(doc, "sendAt"), &bad);
+	set(o, "attempts", json_integer((json_int_t)msgdoc_attempts(doc)),
+	    &bad);
+	set(o, "nextAttemptAt", strcmp(status, "scheduled") == 0 ||
+	    strcmp(status, "retrying") == 0 ? opt(doc, "nextAttempt") :
+	    json_null(), &bad);
+	set(o, "sentAt", opt(doc, "sentAt"), &bad);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
 	if (final_at == NULL)
 		final_at = last_at;
 	json_object_set_new(o, "completedAt", final(status) && final_at ?
