@@ -71,7 +71,7 @@ LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
 		   inbox inbound list list_append list_seg list_cache list_page \
-		   list_rewrite list_build metrics dsync
+		   list_rewrite list_build metrics dsync tmpfile
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
 LIB_HTTP	 = http problem cgi serve batch idem rate attach
 # msgspool erase: an address erased from every area of the spool.

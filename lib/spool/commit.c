@@ -78,19 +78,6 @@ tmp_name(struct pending *p)
 }
 
 /*
- * Whether files can be made unnamed in tmp/ and linked into place
- * (msgspool-spool(5), Queueing): O_TMPFILE where the file system has
- * it, and /proc to link one by, asked once per spool.
- */
-static int
-unnamed_ok(struct spool *s)
-{
-	if (s->unnamed == 0)
-		s->unnamed = access("/proc/self/fd", X_OK) == 0 ? 1 : -1;
-	return s->unnamed == 1;
-}
-
-/*
  * Write doc into tmp/, unnamed or under a unique name, without syncing.
  * MSG_OK with p filled (fd open), else the status with nothing left
  * behind.
@@ -117,7 +104,7 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 	text[len++] = '\n';
 	text[len] = '\0';
 	/* tmp/ by its path when no directory of it is open: no open for it. */
-	if (unnamed_ok(s) && (p->fd = s->fds[SPOOL_TMP] == -1 ?
+	if (spool_unnamed_ok(s) && (p->fd = s->fds[SPOOL_TMP] == -1 ?
 	    openat(s->rootfd, "tmp", O_TMPFILE | O_WRONLY | O_CLOEXEC,
 	    SPOOL_FILE_MODE) : openat(s->fds[SPOOL_TMP], ".", O_TMPFILE |
 	    O_WRONLY | O_CLOEXEC, SPOOL_FILE_MODE)) == -1 &&
@@ -176,17 +163,15 @@ write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 static int
 link_unnamed(struct spool *s, struct pending *p)
 {
-	char	proc[64];
 	int	tfd;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p->fd);
-	if (linkat(AT_FDCWD, proc, p->dirfd, p->name, AT_SYMLINK_FOLLOW) == 0)
+	if (spool_link_unnamed(s, p->fd, p->dirfd, p->name) == 0)
 		return 0;
 	/* tmp/ opened only now: a new file needs it not. */
 	if (errno != EEXIST || (tfd = spool_statefd(s, SPOOL_TMP)) == -1 ||
 	    tmp_name(p) == -1)
 		return -1;
-	if (linkat(AT_FDCWD, proc, tfd, p->tmp, AT_SYMLINK_FOLLOW) == -1) {
+	if (spool_link_unnamed(s, p->fd, tfd, p->tmp) == -1) {
 		p->tmp[0] = '\0';
 		return -1;
 	}

@@ -159,6 +159,8 @@ spool_keep_free(struct spool_keep *k)
 		return;
 	spool_dsync_free(k->dsync);
 	k->dsync = NULL;
+	/* Learnt again: what failed once (a directory gone) may not now. */
+	k->flink = 0;
 }
 
 void

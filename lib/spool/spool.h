@@ -83,6 +83,7 @@ void		 spool_free(struct spool *);
  */
 struct spool_keep {
 	struct dsync	*dsync;
+	int		 flink;	/* unnamed files linked by descriptor: 1, -1 */
 };
 
 /* Let s take from keep, and keep there what s opens (both borrowed). */

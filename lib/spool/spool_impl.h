@@ -30,6 +30,7 @@ struct spool {
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */
 	int		 lkeep;		/* list_keep: lists' names kept */
 	struct list_cache *lcache;	/* those names (list_cache.c) */
+	int		 flink;		/* linkat AT_EMPTY_PATH: 1, -1, 0 */
 	struct timespec	 opened;	/* when rootfd was (CLOCK_MONOTONIC) */
 };
 
@@ -60,6 +61,23 @@ int		 spool_statefd(struct spool *, int d);
  * open asked the server for the root's attributes: close-to-open).
  */
 int		 spool_root_fresh(const struct spool *);
+
+/*
+ * Whether files can be made unnamed in tmp/ and linked into place
+ * (msgspool-spool(5), Queueing): O_TMPFILE where the file system has it
+ * (s->unnamed says -1 once it has not), and a way to link one: by its
+ * descriptor (known to work, from this spool or its keep), or /proc.
+ * Asked once per spool (tmpfile.c).
+ */
+int		 spool_unnamed_ok(struct spool *);
+
+/*
+ * Link the unnamed file open on fd into dfd as name: by its descriptor
+ * where the kernel allows it, else by its /proc/self/fd name.  0, or
+ * -1 with errno (EEXIST: the name is taken).
+ */
+int		 spool_link_unnamed(struct spool *, int fd, int dfd,
+		    const char *name);
 
 /* The area of claims' owner records (claim_owner.c). */
 #define SPOOL_CLAIMS_AREA	"claims"
