@@ -54,6 +54,14 @@ civil_from_days(long long z, long long *y, int *m, int *d)
 	*y = yoe + era * 400 + (*m <= 2);
 }
 
+/* Two decimal digits of n (0 to 99) at p. */
+static void
+put2(char *p, int n)
+{
+	p[0] = (char)('0' + n / 10);
+	p[1] = (char)('0' + n % 10);
+}
+
 void
 rfc3339_format(time_t t, char *buf, size_t len)
 {
@@ -67,8 +75,27 @@ rfc3339_format(time_t t, char *buf, size_t len)
 		days--;
 	}
 	civil_from_days(days, &y, &m, &d);
-	snprintf(buf, len, "%04lld-%02d-%02dT%02lld:%02lld:%02lldZ", y, m, d,
-	    secs / 3600, secs / 60 % 60, secs % 60);
+	/* Its digits put by hand: snprintf's parse was a tenth of a queued
+	 * SMS's formatting.  Years of other than four digits as before. */
+	if (y < 0 || y > 9999 || len < RFC3339_LEN) {
+		snprintf(buf, len, "%04lld-%02d-%02dT%02lld:%02lld:%02lldZ",
+		    y, m, d, secs / 3600, secs / 60 % 60, secs % 60);
+		return;
+	}
+	put2(buf, (int)(y / 100));
+	put2(buf + 2, (int)(y % 100));
+	buf[4] = '-';
+	put2(buf + 5, m);
+	buf[7] = '-';
+	put2(buf + 8, d);
+	buf[10] = 'T';
+	put2(buf + 11, (int)(secs / 3600));
+	buf[13] = ':';
+	put2(buf + 14, (int)(secs / 60 % 60));
+	buf[16] = ':';
+	put2(buf + 17, (int)(secs % 60));
+	buf[19] = 'Z';
+	buf[20] = '\0';
 }
 
 int
