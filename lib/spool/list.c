@@ -89,15 +89,19 @@ list_address_key(const char *addr, char *out, size_t len)
 	return 0;
 }
 
-/* Append s to b with its tabs and newlines made spaces. */
+/* Append s to b with its tabs and newlines made spaces, run by run. */
 static void
 put_field(struct buf *b, const char *s)
 {
-	const char	*p;
+	size_t	n;
 
-	for (p = s ? s : ""; *p != '\0'; p++)
-		buf_putc(b, *p == '\t' || *p == '\n' || *p == '\r' ? ' ' :
-		    *p);
+	for (s = s ? s : ""; *s != '\0'; s += n + 1) {
+		n = strcspn(s, "\t\n\r");
+		buf_add(b, s, n);
+		if (s[n] == '\0')
+			break;
+		buf_putc(b, ' ');
+	}
 	buf_putc(b, '\t');
 }
 

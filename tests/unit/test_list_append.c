@@ -223,6 +223,40 @@ test_note_items(void **state)
 		json_decref(doc[i]);
 }
 
+/* A field's tabs and line ends made spaces: one line, its fields kept. */
+static void
+test_field_spaces(void **state)
+{
+	struct tu_spool		*f = *state;
+	struct spool_item	 it;
+	json_t			*doc;
+	char			 id[SPOOL_ID_LEN + 1], seg[SPOOL_ID_LEN + 1];
+	char			*text;
+	size_t			 len;
+	int			 cfd;
+
+	assert_int_equal(ulid_new(id), 0);
+	doc = msgdoc_new(id, "sms", "acme", 0, json_pack("{s:s, s:s}", "to",
+	    "+4915100000001", "body", "hi"));
+	json_object_set_new(doc, "reference", json_string("\ta\tb\nc\r"));
+	it.doc = doc;
+	it.dir = SPOOL_NEW;
+	it.name = NULL;
+	it.from = SPOOL__MAX;
+	it.status = MSG_OK;
+	list_note_items(f->sp, &it, 1);
+	assert_int_equal(it.status, MSG_OK);
+	assert_true((cfd = list_client_dir(f->sp, "acme", 0)) != -1);
+	assert_int_equal(list_seg_find(cfd, 1, id, seg), 0);
+	assert_int_equal(list_seg_read(cfd, 1, seg, &text, &len), 0);
+	assert_non_null(strstr(text, "\t a b c \t"));
+	assert_non_null(memchr(text, '\n', len));
+	assert_ptr_equal(memchr(text, '\n', len), text + len - 1);
+	free(text);
+	close(cfd);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -234,6 +268,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_segment_fails,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_note_items,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_field_spaces,
 		    tu_spool_setup, tu_spool_teardown),
 	};
 
