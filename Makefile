@@ -66,7 +66,8 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # The library's folders, lowest layer first: base (generic), spool (the
 # spool's files), content (channels, clients, templates, messages), http
 # (requests and replies).
-LIB_BASE	 = buf log util ulid rfc3339 netfs config valid mime channel
+LIB_BASE	 = buf log util ulid rfc3339 netfs config config_secret valid mime \
+		   channel
 LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
@@ -316,7 +317,8 @@ $(O)tests/unit/test_spool $(O)tests/unit/test_spool_move \
     $(O)tests/unit/test_metrics $(O)tests/unit/test_cancel \
     $(O)tests/unit/test_counts $(O)tests/unit/test_metrics_queue: \
     $(O)tests/unit/spooldir.o tests/unit/spooldir.h
-$(O)tests/unit/test_config $(O)tests/unit/test_config_values: \
+$(O)tests/unit/test_config $(O)tests/unit/test_config_values \
+    $(O)tests/unit/test_config_secret: \
     $(O)tests/unit/conftext.o tests/unit/conftext.h
 $(O)tests/unit/test_keys $(O)tests/unit/test_keys_add: \
     $(O)tests/unit/keysfile.o tests/unit/keysfile.h
