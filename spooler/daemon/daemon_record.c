@@ -204,12 +204,11 @@ hold_unproved(struct daemon *d)
 static void batch_done(struct daemon *, struct batch *);
 
 /*
- * Hand d->done[0 .. d->ndone) to the recording thread: the
- * outcomes are decided here, written there.  0, or -1 (nothing handed:
- * record them here).
+ * d->done[0 .. d->ndone) as a batch, their outcomes decided here (so
+ * never decided again, wherever they are written); NULL out of memory.
  */
-static int
-record_async(struct daemon *d)
+static struct batch *
+batch_of(struct daemon *d)
 {
 	struct batch	*b;
 	json_t		*ev;
@@ -222,7 +221,7 @@ record_async(struct daemon *d)
 	    (b->evs = calloc(n, sizeof(*b->evs))) == NULL ||
 	    (b->evitem = calloc(n, sizeof(*b->evitem))) == NULL) {
 		batch_free(b);
-		return -1;
+		return NULL;
 	}
 	b->n = n;
 	for (i = 0; i < n; i++) {
@@ -231,6 +230,7 @@ record_async(struct daemon *d)
 		b->items[i].dir = outcome(d, d->done[i]);
 		b->items[i].name = d->done[i]->name;
 		b->items[i].from = SPOOL_CUR;
+		/* sent or failed: its client's event, if wanted. */
 		if (b->items[i].dir != SPOOL_DEFERRED &&
 		    (ev = event_of(d->cfg, d->done[i]->doc,
 		    spool_dirname(b->items[i].dir), now)) != NULL) {
@@ -238,13 +238,7 @@ record_async(struct daemon *d)
 			b->evitem[b->nevs++] = i;
 		}
 	}
-	d->recording += n;
-	if (recorder_run(d->rec, b) == -1) {
-		/* Decided already: recorded here, never decided again. */
-		record_batch(d->spool, b);
-		batch_done(d, b);
-	}
-	return 0;
+	return b;
 }
 
 /* A recorded batch: the events announced, the claims ended. */
@@ -282,18 +276,15 @@ collect_recorded(struct daemon *d)
 
 /*
  * Record every finished job at once: one spool_commit, so the directory
- * syncs are shared.  Only then are the claims released.
+ * syncs are shared; by the recorder's thread, or here when it cannot
+ * take them.  Only then are the claims released (batch_done).
  */
 void
 flush_done(struct daemon *d)
 {
-	struct spool_item	*items;
-	struct job		*job;
-	const char		*id;
-	json_t			**evs = NULL, *ev;
-	size_t			 i, nevs = 0, *evitem = NULL, held;
-	char			 evname[SPOOL_NAME_MAX];
-	time_t			 now = time(NULL);
+	struct batch	*b;
+	struct job	*job;
+	size_t		 i, held;
 
 	/* Only claims proved lately are recorded (claimkeep.h). */
 	held = hold_unproved(d);
@@ -301,86 +292,26 @@ flush_done(struct daemon *d)
 		d->ndone = held;
 		return;
 	}
-	/* By the recorder's thread. */
-	if (d->rec != NULL && record_async(d) == 0) {
-		memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
-		d->ndone = held;
-		return;
-	}
-	if ((items = calloc(d->ndone, sizeof(*items))) != NULL) {
-		evs = calloc(d->ndone, sizeof(*evs));
-		if ((evitem = calloc(d->ndone, sizeof(*evitem))) == NULL) {
-			free(evs);
-			evs = NULL;
+	if ((b = batch_of(d)) != NULL) {
+		d->recording += b->n;
+		if (d->rec == NULL || recorder_run(d->rec, b) == -1) {
+			record_batch(d->spool, b);
+			batch_done(d, b);
 		}
+	} else
 		for (i = 0; i < d->ndone; i++) {
-			items[i].doc = d->done[i]->doc;
-			items[i].dir = outcome(d, d->done[i]);
-			items[i].name = d->done[i]->name;
-			items[i].from = SPOOL_CUR;
-			/* sent or failed: its client's event, if wanted. */
-			if (evs != NULL && items[i].dir != SPOOL_DEFERRED &&
-			    (ev = event_of(d->cfg, d->done[i]->doc,
-			    spool_dirname(items[i].dir), now)) != NULL) {
-				evs[nevs] = ev;
-				evitem[nevs++] = i;
-			}
-		}
-		/*
-		 * An address gone for good suppressed first: a crash before
-		 * the outcome is recorded sends the message again, and the
-		 * attempt finds it suppressed.
-		 */
-		for (i = 0; i < d->ndone; i++)
-			bounce_outcome(d->spool, d->done[i]);
-		/* The events first: a crash before the outcomes sends one
-		 * twice (the message goes again), never none. */
-		if (nevs > 0 && spool_area_store(d->spool, EVENT_AREA,
-		    (const json_t **)evs, nevs) != MSG_OK)
-			log_err("webhooks: cannot store %zu events: %s", nevs,
-			    strerror(errno));
-		else if (nevs > 0)
-			webhooks_poke(d->wh);
-		spool_commit(d->spool, items, d->ndone);
-	}
-	for (i = 0; i < nevs; i++) {
-		/* Its outcome was not recorded: it is not news yet. */
-		if (items[evitem[i]].status != MSG_OK) {
-			snprintf(evname, sizeof(evname), "%s.json",
-			    event_id(evs[i]));
-			spool_area_remove(d->spool, EVENT_AREA, evname);
-		}
-		json_decref(evs[i]);
-	}
-	free(evs);
-	free(evitem);
-	for (i = 0; i < d->ndone; i++) {
-		job = d->done[i];
-		id = json_string_value(json_object_get(job->doc, "id"));
-		if (items == NULL || items[i].status != MSG_OK) {
 			/* Left in cur/: recovery returns it to new/. */
-			log_err("%s: cannot record the outcome", id);
+			job = d->done[i];
+			log_err("%s: cannot record the outcome (out of "
+			    "memory)", job->name);
 			d->spool_errors++;
+			if (job->kept == NULL && job->lockfd != -1) {
+				spool_release(d->spool, job->name,
+				    job->lockfd);
+				job->lockfd = -1;
+			}
+			job_free(job);
 		}
-		else if (items[i].dir == SPOOL_SENT &&
-		    index_provider_id(d->spool, job->doc) == 0)
-			log_info("sent %s channel=%s to=%s", id,
-			    json_string_value(json_object_get(job->doc,
-			    "channel")), msgdoc_recipient(job->doc));
-		else
-			log_warn("%s %s to=%s attempts=%lld: %s",
-			    items[i].dir == SPOOL_DEFERRED ? "deferred" :
-			    "failed", id, msgdoc_recipient(job->doc),
-			    (long long)json_integer_value(json_object_get(
-			    job->doc, "attempts")), job->err);
-		/* The claim ends: its owner record goes with it. */
-		if (job->kept == NULL && job->lockfd != -1) {
-			spool_release(d->spool, job->name, job->lockfd);
-			job->lockfd = -1;
-		}
-		job_free(job);
-	}
-	free(items);
 	/* The claims in doubt wait for their proof, first in line. */
 	memmove(d->done, d->done + d->ndone, held * sizeof(*d->done));
 	d->ndone = held;
