@@ -22,6 +22,7 @@
 #include "http/idem.h"
 #include "http/problem.h"
 #include "http/rate.h"
+#include "spool/dsync.h"
 #include "spool/spool.h"
 
 /*
@@ -351,6 +352,7 @@ dispatch(const struct endpoint *ep, struct request *req,
 	struct problem	*p;
 	struct rate	 rate;
 	struct idem	*idem = NULL;
+	enum spool_sync	 how;
 	const char	*methods;
 	char		 err[512], allow[64], *root = NULL;
 	size_t		 limit;
@@ -460,6 +462,14 @@ dispatch(const struct endpoint *ep, struct request *req,
 		}
 		if (io->keep != NULL)
 			spool_lend(ctx.spool, io->keep);
+		if (spool_sync_parse(config_get(cfg, NULL, "sync"), &how) ==
+		    -1) {
+			log_err("config: sync = %s: neither file nor "
+			    "filesystem", config_get(cfg, NULL, "sync"));
+			r = response_error(500, "the service is misconfigured");
+			goto done;
+		}
+		spool_sync_set(ctx.spool, how);
 	}
 	/*
 	 * The routes a message may take (msgspool.conf(5), Routes), once

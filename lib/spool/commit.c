@@ -178,13 +178,16 @@ link_unnamed(struct spool *s, struct pending *p)
 	return renameat(tfd, p->tmp, p->dirfd, p->name);
 }
 
-/* Sync, close and put one written file into place; on failure remove it. */
+/*
+ * Sync (unless the file system's sync did: fs), close and put one
+ * written file into place; on failure remove it.
+ */
 static enum msg_status
-finish_tmp(struct spool *s, struct pending *p)
+finish_tmp(struct spool *s, struct pending *p, int fs)
 {
 	int	e, unnamed = p->tmp[0] == '\0';
 
-	if (fsync(p->fd) == -1) {
+	if (!fs && fsync(p->fd) == -1) {
 		e = errno;
 		close(p->fd);
 		goto fail;
@@ -229,6 +232,58 @@ sync_dir(struct spool *s, int dfd)
 }
 
 /*
+ * The file system's sync for the files of a chunk written (their
+ * statuses st): on failure each is closed, removed and fails.
+ */
+static void
+sync_written(struct spool *s, struct pending *p, enum msg_status *st,
+    size_t n)
+{
+	size_t	j;
+	int	e;
+
+	for (j = 0; j < n && st[j] != MSG_OK; j++)
+		continue;
+	if (j == n || spool_syncfs(s) == 0)
+		return;
+	e = errno;
+	log_err("spool: syncfs of %s: %s", s->root, strerror(e));
+	for (j = 0; j < n; j++) {
+		if (st[j] != MSG_OK)
+			continue;
+		close(p[j].fd);
+		if (p[j].tmp[0] != '\0')
+			unlinkat(spool_statefd(s, SPOOL_TMP), p[j].tmp, 0);
+		st[j] = spool_errno_status(e);
+	}
+}
+
+/*
+ * The file system's sync for the names of a commit's files put into
+ * place: on failure each is removed again and fails.
+ */
+static void
+sync_renamed(struct spool *s, int *dirfds, const char **names,
+    enum msg_status *st, size_t n)
+{
+	size_t	i;
+	int	e;
+
+	for (i = 0; i < n && st[i] != MSG_OK; i++)
+		continue;
+	FAULT("commit: before a directory sync");
+	if (i == n || spool_syncfs(s) == 0)
+		return;
+	e = errno;
+	log_err("spool: syncfs of %s: %s", s->root, strerror(e));
+	for (; i < n; i++)
+		if (st[i] == MSG_OK) {
+			unlinkat(dirfds[i], names[i], 0);
+			st[i] = spool_errno_status(e);
+		}
+}
+
+/*
  * Write docs durably: the engine of spool_commit and of the uploads.
  * dirfds[i] is where item i goes; names[i] its name.  Directories are
  * synced once each, after every rename; an item whose directory cannot
@@ -241,6 +296,8 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 	struct pending	 p[COMMIT_CHUNK];
 	size_t		 i, j, k, chunk;
 	int		 synced[8], nsynced = 0, d, e;
+	/* Many files: the file system synced for all (msgspool.conf(5)). */
+	int		 fs = s->sync == SPOOL_SYNC_FS && n >= SPOOL_SYNCFS_MIN;
 
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < COMMIT_CHUNK ? n - i : COMMIT_CHUNK;
@@ -254,13 +311,19 @@ spool_commit_files(struct spool *s, const json_t **docs, int *dirfds,
 			    write_tmp(s, docs[i + j], &p[j]);
 			FAULT("commit: written");
 		}
+		if (fs)
+			sync_written(s, p, st + i, chunk);
 		for (j = 0; j < chunk; j++)
 			if (st[i + j] == MSG_OK) {
-				st[i + j] = finish_tmp(s, &p[j]);
+				st[i + j] = finish_tmp(s, &p[j], fs);
 				FAULT("commit: synced and renamed");
 			}
 	}
 	/* The renames are durable once their directories are. */
+	if (fs) {
+		sync_renamed(s, dirfds, names, st, n);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		if (st[i] != MSG_OK)
 			continue;

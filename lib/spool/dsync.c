@@ -7,7 +7,9 @@
  * in the host's byte order: a magic number, then for each state's
  * directory three counters: renames done, renames synced, and the syncs
  * that made them so (what group commit saves shows as renames/syncs).  Its lock
- * is byte d of the file, for the directory of state d.
+ * is byte d of the file, for the directory of state d.  Slot DSYNC_FS is
+ * the file system's (syncfs, msgspool.conf(5) sync = filesystem): it
+ * counts writes and renames alike.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,7 +30,8 @@
 
 #define DSYNC_AREA	"sync"
 #define DSYNC_MAGIC	0x6d7364736e633032ULL	/* "msdsnc02" */
-#define DSYNC_SLOTS	16			/* >= SPOOL__MAX */
+#define DSYNC_SLOTS	16			/* > SPOOL__MAX */
+#define DSYNC_FS	(DSYNC_SLOTS - 1)	/* the file system's */
 
 struct dsync_rec {
 	uint64_t	magic;
@@ -180,48 +183,86 @@ dsync_lock(const struct dsync *ds, int d, short type)
 	return util_lock_range(ds->fd, type, d, 1);
 }
 
-int
-spool_syncdir(struct spool *s, int d)
+/*
+ * Group commit on slot i of the record, op(fd) the sync: every event
+ * counted in the slot before this call is durable once it returns 0.
+ */
+static int
+group_sync(struct spool *s, int i, int fd, int (*op)(int))
 {
 	struct dsync	*ds;
 	uint64_t	 ticket, target, seen;
-	int		 fd, rc, e;
+	int		 rc, e;
 
-	if ((fd = spool_statefd(s, d)) == -1)
-		return -1;
 	if (s->dsync == NULL && !s->dsync_tried) {
 		s->dsync_tried = 1;
 		s->dsync = dsync_get(s);
 	}
-	if ((ds = s->dsync) == NULL || d < 0 || d >= DSYNC_SLOTS)
-		return fsync(fd);
-	/* The rename is done: it counts from here. */
-	ticket = __atomic_add_fetch(&ds->rec->renamed[d], 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST) >= ticket)
+	if ((ds = s->dsync) == NULL)
+		return op(fd);
+	/* The rename (or write) is done: it counts from here. */
+	ticket = __atomic_add_fetch(&ds->rec->renamed[i], 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ds->rec->synced[i], __ATOMIC_SEQ_CST) >= ticket)
 		return 0;
 	FAULT("dsync: counted, waiting for the writer");
-	if (dsync_lock(ds, d, F_WRLCK) == -1)
-		return fsync(fd);
+	if (dsync_lock(ds, i, F_WRLCK) == -1)
+		return op(fd);
 	/* The writer before us may have synced ours while we waited. */
-	if (__atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST) >= ticket) {
-		dsync_lock(ds, d, F_UNLCK);
+	if (__atomic_load_n(&ds->rec->synced[i], __ATOMIC_SEQ_CST) >= ticket) {
+		dsync_lock(ds, i, F_UNLCK);
 		return 0;
 	}
-	/* Every rename counted by now is done before the sync begins. */
-	target = __atomic_load_n(&ds->rec->renamed[d], __ATOMIC_SEQ_CST);
+	/* Every event counted by now is done before the sync begins. */
+	target = __atomic_load_n(&ds->rec->renamed[i], __ATOMIC_SEQ_CST);
 	FAULT("dsync: the writer, before its sync");
-	rc = fsync(fd);
+	rc = op(fd);
 	e = errno;
 	if (rc == 0) {
 		FAULT("dsync: the writer, synced, not yet recorded");
-		__atomic_add_fetch(&ds->rec->syncs[d], 1, __ATOMIC_SEQ_CST);
-		seen = __atomic_load_n(&ds->rec->synced[d], __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&ds->rec->syncs[i], 1, __ATOMIC_SEQ_CST);
+		seen = __atomic_load_n(&ds->rec->synced[i], __ATOMIC_SEQ_CST);
 		while (seen < target && !__atomic_compare_exchange_n(
-		    &ds->rec->synced[d], &seen, target, 0, __ATOMIC_SEQ_CST,
+		    &ds->rec->synced[i], &seen, target, 0, __ATOMIC_SEQ_CST,
 		    __ATOMIC_SEQ_CST))
 			continue;
 	}
-	dsync_lock(ds, d, F_UNLCK);
+	dsync_lock(ds, i, F_UNLCK);
 	errno = e;
 	return rc;
+}
+
+int
+spool_syncdir(struct spool *s, int d)
+{
+	int	fd;
+
+	if ((fd = spool_statefd(s, d)) == -1)
+		return -1;
+	if (d < 0 || d >= DSYNC_FS)
+		return fsync(fd);
+	return group_sync(s, d, fd, fsync);
+}
+
+int
+spool_syncfs(struct spool *s)
+{
+	return group_sync(s, DSYNC_FS, s->rootfd, syncfs);
+}
+
+void
+spool_sync_set(struct spool *s, enum spool_sync how)
+{
+	s->sync = how;
+}
+
+int
+spool_sync_parse(const char *v, enum spool_sync *how)
+{
+	if (v == NULL || strcmp(v, "file") == 0)
+		*how = SPOOL_SYNC_FILE;
+	else if (strcmp(v, "filesystem") == 0)
+		*how = SPOOL_SYNC_FS;
+	else
+		return -1;
+	return 0;
 }

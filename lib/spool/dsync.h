@@ -25,11 +25,40 @@ struct dsync;
 struct spool;
 
 /*
+ * How a spool's commits are made durable (msgspool.conf(5), sync): each
+ * file synced alone and each directory shared (file); or, for a commit
+ * of SPOOL_SYNCFS_MIN files or more, the whole file system synced once
+ * for the files and once for their names, shared by the processes of
+ * the host that wait at the same time (filesystem: for a spool on a
+ * file system of its own).
+ */
+#define SPOOL_SYNCFS_MIN	16
+
+enum spool_sync {
+	SPOOL_SYNC_FILE,
+	SPOOL_SYNC_FS
+};
+
+/* The value of "sync": NULL or "file", "filesystem"; -1 for another. */
+int	spool_sync_parse(const char *, enum spool_sync *);
+
+/* What the spool's commits do from now on (a new spool: file). */
+void	spool_sync_set(struct spool *, enum spool_sync);
+
+/*
  * Make durable every rename this process did into the directory of
  * state d (enum spool_dir) before the call: 0, or -1 with errno (the
  * directory's sync failed).
  */
 int	spool_syncdir(struct spool *, int d);
+
+/*
+ * Make durable everything this process wrote, renamed or linked on the
+ * spool's file system before the call (syncfs(2), shared by group
+ * commit): 0, or -1 with errno (the sync failed, or reported an error
+ * of the file system's writes since this process last asked).
+ */
+int	spool_syncfs(struct spool *);
 
 /* A spool's mapping of the record (spool_free releases it). */
 void	spool_dsync_free(struct dsync *);

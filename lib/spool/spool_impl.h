@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "base/msgspool.h"
+#include "spool/dsync.h"
 #include "spool/spool.h"
 
 struct spool {
@@ -25,6 +26,7 @@ struct spool {
 	DIR	*scan;		/* spool_scan_on's place in scan_dir */
 	int	 scan_dir;
 	struct dsync	*dsync;		/* the host's record (dsync.h) */
+	enum spool_sync	 sync;		/* spool_sync_set: file by default */
 	int		 dsync_tried;	/* opened, or tried to: once */
 	struct spool_keep *keep;	/* spool_lend: kept between requests */
 	int		 unnamed;	/* O_TMPFILE: 1 yes, -1 no, 0 unknown */

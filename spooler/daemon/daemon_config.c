@@ -30,6 +30,7 @@
 #include "providers/provider.h"
 #include "smpp/provider_smpp.h"
 #include "spool/blob.h"
+#include "spool/dsync.h"
 #include "spool/event.h"
 #include "spool/inbox.h"
 #include "spool/msgdoc.h"
@@ -343,6 +344,7 @@ load_config(struct daemon *d)
 	char		 err[512], *root;
 	long		 max_age, retention, idem_ttl;
 	size_t		 conc;
+	enum spool_sync	 how;
 
 	if ((cfg = config_load(d->config_path, err, sizeof(err))) == NULL ||
 	    config_limits(cfg, &lim, err, sizeof(err)) == -1) {
@@ -357,6 +359,13 @@ load_config(struct daemon *d)
 	    "idempotency-ttl", IDEM_TTL, &idem_ttl) == -1 || idem_ttl <= 0) {
 		log_err("config: max-age, retention, idempotency-ttl or "
 		    "concurrency (1 to 1024) is not valid");
+		config_free(cfg);
+		return -1;
+	}
+	/* Read by the web server's programs: a typo stops us too. */
+	if (spool_sync_parse(config_get(cfg, NULL, "sync"), &how) == -1) {
+		log_err("config: sync = %s: neither file nor filesystem",
+		    config_get(cfg, NULL, "sync"));
 		config_free(cfg);
 		return -1;
 	}

@@ -740,20 +740,26 @@ def _reply_ids(text):
     return {e.get("smsId") for e in entries}
 
 
-@pytest.mark.parametrize("prog,path,n,keyed", [
-    ("sms-deliver", "/sms/v1/deliver", 1, False),
-    ("sms-batch", BATCH, 3, False),
-    ("sms-batch", BATCH, 3, True)],
-    ids=["sms", "batch", "batch-with-key"])
-def test_killed_at_every_fault_point(srv, prog, path, n, keyed):
+@pytest.mark.parametrize("prog,path,n,keyed,sync", [
+    ("sms-deliver", "/sms/v1/deliver", 1, False, None),
+    ("sms-batch", BATCH, 3, False, None),
+    ("sms-batch", BATCH, 3, True, None),
+    ("sms-batch", BATCH, 16, False, "filesystem")],
+    ids=["sms", "batch", "batch-with-key", "batch-sync-filesystem"])
+def test_killed_at_every_fault_point(srv, prog, path, n, keyed, sync):
     """The sending program kills itself at its Nth fault point (each
     write, rename and directory sync of its durable write, each
     publication of a held message), for N = 1, 2, ... until it runs
     through.  After each death the list holds exactly the messages the
     spool holds (GET /messages/{id} finds them), and every message a
     client was told was accepted; with an Idempotency-Key, each retry's
-    messages and nothing else: what was never accepted never appears."""
+    messages and nothing else: what was never accepted never appears.
+    With sync = filesystem (msgspool.conf(5)), 16 messages: the file
+    system's syncs of their files and of their names are among the
+    points."""
     inst = srv.inst
+    if sync is not None:
+        inst.write_conf("sync = %s" % sync)
     if n == 1:
         body = {"recipient": PHONE, "messageBody": "killed"}
     else:

@@ -2,7 +2,8 @@
  * test_dsync.c: group commit of the spool's directory syncs
  * (lib/spool/dsync.c): the host's record, its counts after many
  * processes queued at once, a record that is not ours, a writer that
- * dies holding the lock, and a record kept between requests.
+ * dies holding the lock, a record kept between requests, and the file
+ * system's syncs of sync = filesystem (msgspool.conf(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -312,6 +313,126 @@ test_kept_while_same_file(void **state)
 	spool_keep_free(&keep);
 }
 
+/* msgspool.conf(5), sync: the two values, and nothing else. */
+static void
+test_sync_parse(void **state)
+{
+	enum spool_sync	how = SPOOL_SYNC_FS;
+
+	(void)state;
+	assert_int_equal(spool_sync_parse(NULL, &how), 0);
+	assert_int_equal(how, SPOOL_SYNC_FILE);
+	assert_int_equal(spool_sync_parse("filesystem", &how), 0);
+	assert_int_equal(how, SPOOL_SYNC_FS);
+	assert_int_equal(spool_sync_parse("file", &how), 0);
+	assert_int_equal(how, SPOOL_SYNC_FILE);
+	assert_int_equal(spool_sync_parse("fs", &how), -1);
+	assert_int_equal(spool_sync_parse("", &how), -1);
+	assert_int_equal(spool_sync_parse("Filesystem", &how), -1);
+}
+
+/* Commit n new SMS at once through sp: how many were queued. */
+static size_t
+commit_many(struct spool *sp, size_t n)
+{
+	struct spool_item	 it[64];
+	json_t			*d[64];
+	char			 id[ULID_LEN + 1];
+	size_t			 i, ok;
+
+	assert_true(n <= 64);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ulid_new(id), 0);
+		d[i] = msgdoc_new(id, "sms", "acme", 0, json_pack("{s:s,s:s}",
+		    "to", "+4915112345678", "body", "hi"));
+		it[i].doc = d[i];
+		it[i].dir = SPOOL_NEW;
+		it[i].name = NULL;
+		it[i].from = SPOOL__MAX;
+	}
+	ok = spool_commit(sp, it, n);
+	for (i = 0; i < n; i++)
+		json_decref(d[i]);
+	return ok;
+}
+
+#define FS	15	/* the record's slot of the file system's syncs */
+
+/*
+ * sync = filesystem: a commit of many files syncs the file system once
+ * for the files and once for their names, and syncs no directory; a
+ * smaller one syncs as under file.
+ */
+static void
+test_filesystem_many(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r;
+
+	spool_sync_set(f->sp, SPOOL_SYNC_FS);
+	assert_int_equal(commit_many(f->sp, SPOOL_SYNCFS_MIN),
+	    SPOOL_SYNCFS_MIN);
+	assert_int_equal(tu_spool_entries(f, "new"), SPOOL_SYNCFS_MIN);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[FS], 2);
+	assert_int_equal(r.synced[FS], 2);
+	assert_int_equal(r.syncs[FS], 2);
+	assert_int_equal(r.renamed[SPOOL_NEW], 0);
+	/* One less: each file synced, new/ once. */
+	assert_int_equal(commit_many(f->sp, SPOOL_SYNCFS_MIN - 1),
+	    SPOOL_SYNCFS_MIN - 1);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[FS], 2);
+	assert_int_equal(r.renamed[SPOOL_NEW], 1);
+	assert_int_equal(r.synced[SPOOL_NEW], 1);
+	assert_int_equal(tu_spool_entries(f, "new"), 2 * SPOOL_SYNCFS_MIN - 1);
+}
+
+/*
+ * Processes committing batches at once under sync = filesystem: every
+ * file there, and every counted write and rename synced, by no more
+ * syncs than there were.
+ */
+static void
+test_filesystem_many_processes(void **state)
+{
+	struct tu_spool	*f = *state;
+	struct rec	 r;
+	char		 err[256];
+	pid_t		 kids[4];
+	int		 i, j, status;
+
+	for (i = 0; i < 4; i++) {
+		if ((kids[i] = fork()) == 0) {
+			struct spool	*sp;
+
+			sp = spool_open(spool_root(f->sp), 0, err,
+			    sizeof(err));
+			if (sp != NULL)
+				spool_sync_set(sp, SPOOL_SYNC_FS);
+			for (j = 0; sp != NULL && j < 5; j++)
+				if (commit_many(sp, 20) != 20)
+					_exit(2);
+			spool_free(sp);
+			_exit(sp == NULL ? 3 : 0);
+		}
+		assert_true(kids[i] > 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(tu_spool_entries(f, "new"), 400);
+	assert_int_equal(tu_spool_entries(f, "tmp"), 0);
+	assert_int_equal(rec_read(f, &r), 0);
+	assert_int_equal(r.renamed[FS], 40);
+	assert_int_equal(r.synced[FS], 40);
+	assert_true(r.syncs[FS] >= 1 && r.syncs[FS] <= 40);
+	assert_int_equal(r.renamed[SPOOL_NEW], 0);
+}
+
 int
 main(void)
 {
@@ -327,6 +448,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_covered_needs_no_sync,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_kept_while_same_file,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test(test_sync_parse),
+		cmocka_unit_test_setup_teardown(test_filesystem_many,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_filesystem_many_processes,
 		    tu_spool_setup, tu_spool_teardown),
 	};
 
