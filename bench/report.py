@@ -790,7 +790,7 @@ def ops_lines(op):
     return lines + [""]
 
 
-def durable_lines(du):
+def durable_lines(du, kannel=None):
     """Section 13, durable enqueue: msgspool-fcgi against the naive
     durable FastCGI responder."""
     lines = ["## 13. Durable enqueue: msgspool-fcgi against the naive durable "
@@ -828,6 +828,57 @@ def durable_lines(du):
               "and shares the sync of new/ with the workers queueing at the same "
               "time (msgspool-spool(5), Group commit); the responder syncs its file "
               "and new/ for each request.", ""]
+    return lines + durable_fs_lines(du, kannel)
+
+
+def durable_fs_lines(du, kannel):
+    """Section 13's second part: the same on a file system of the spool's
+    own, and batches of 100 with sync = filesystem and sync = file."""
+    fs = du.get("fs")
+    if not fs:
+        return ["On a file system of the spool's own: not measured (the bench "
+                "mounts one only when run as root, with mkfs.ext4 and a loop "
+                "device).", ""]
+    lines = ["On a file system of the spool's own (%s, made for the run), the "
+             "same rounds (req/s, medians):" % fs["fstype"], "",
+             "| Connections | msgspool-fcgi | p99 ms | responder | p99 ms | ratio | "
+             "target ≥ 1.3 |", "|---|---|---|---|---|---|---|"]
+    for c in du["conns"]:
+        m = fs["runs"]["msgspool-fcgi/%d" % c]
+        r = fs["runs"]["responder/%d" % c]
+        mr, rr = median([x["rps"] for x in m]), median([x["rps"] for x in r])
+        bad = sum(x["non2xx"] + x["errors"] for x in m + r)
+        lines.append("| %d | %.0f | %.1f | %.0f | %.1f | **%.2f** | %s |%s" % (
+            c, mr, median([x["p99_ms"] for x in m]), rr,
+            median([x["p99_ms"] for x in r]), mr / rr if rr else 0,
+            verdict(rr and mr / rr >= 1.3),
+            " **%d requests not 2xx or failed**" % bad if bad else ""))
+    b = fs["batch"]
+    k = kannel.get("rps") if kannel else None
+    lines += ["", "POST /sms/v1/deliver/batch, 100 SMS a request, on that file "
+              "system, with `sync = filesystem` (msgspool.conf(5): the file "
+              "system synced once for a request's files and once for their "
+              "names, shared) and with `sync = file` (each file synced), in "
+              "alternating rounds (messages a second, medians):", "",
+              "| sync | messages/s | p99 ms | file system syncs a request | "
+              "vs Kannel's sendsms | target ≥ 1.5 | every round |",
+              "|---|---|---|---|---|---|---|"]
+    for how in ("filesystem", "file"):
+        runs = b[how]
+        msgs = median([x["msgs"] for x in runs])
+        reqs = sum(x.get("queued", 0) for x in runs) / 100
+        syncs = sum(x.get("fs_syncs", 0) for x in runs)
+        bad = sum(x["non2xx"] + x["errors"] for x in runs)
+        lines.append("| %s | %.0f | %.1f | %s | %s | %s | %s%s |" % (
+            how, msgs, median([x["p99_ms"] for x in runs]),
+            "%.2f (%d for %d)" % (syncs / reqs, syncs, reqs)
+            if reqs and how == "filesystem" else "-",
+            "%.2f" % (msgs / k) if k else "-",
+            verdict(msgs / k >= 1.5) if k else "-",
+            ", ".join("%.0f" % x["msgs"] for x in runs),
+            "; **%d requests not 2xx or failed**" % bad if bad else ""))
+    lines += ["", "Kannel's figure is section 2's, on the machine's own disk, "
+              "without a sync." if k else "Kannel not measured in this run.", ""]
     return lines
 
 
@@ -914,6 +965,6 @@ def render(res):
     if "ops" in res:
         lines += ops_lines(res["ops"])
     if "durable" in res:
-        lines += durable_lines(res["durable"])
+        lines += durable_lines(res["durable"], res.get("kannel"))
     lines.append("Load average at the end: %.1f." % res["load_end"])
     return "\n".join(lines) + "\n"

@@ -1654,9 +1654,10 @@ DURABLE_CONNS = (16, 64)
 DURABLE_ROUNDS = 5
 
 
-def sync_record(spool):
-    """The group commit's counts of new/ (msgspool-spool(5), Group
-    commit: SPOOL/sync/HOST): (renames, syncs), or None."""
+def sync_record(spool, slot=1):
+    """The group commit's counts of a slot (msgspool-spool(5), Group
+    commit: SPOOL/sync/HOST; 1 new/, 15 the file system's):
+    (renames, syncs), or None."""
     try:
         names = os.listdir(Path(spool) / "sync")
         data = (Path(spool) / "sync" / names[0]).read_bytes()
@@ -1666,7 +1667,98 @@ def sync_record(spool):
         return None
     renamed = struct.unpack_from("=16Q", data, 8)
     syncs = struct.unpack_from("=16Q", data, 8 + 8 * 32)
-    return renamed[1], syncs[1]
+    return renamed[slot], syncs[slot]
+
+
+def purge_trash(inst):
+    """Remove what inst.clear() set aside (a request finishing late may
+    still write there: set aside under a name of its own first)."""
+    gone = inst.base / ("gone-%s" % ulid())
+    (inst.base / "trash").rename(gone)
+    shutil.rmtree(gone, ignore_errors=True)
+
+
+def durable_rounds(inst, work, sides, rounds, dur, conns, slot=1, purge=False):
+    """POST /sms/v1/deliver through each side (name, sbin dir, config
+    text or None) in alternating rounds at each number of connections:
+    every run, and msgspool's group commit counts (slot) by connections.
+    purge: the files of each run removed after it (a file system with a
+    journal: ext4 skips the inodes freed lately only without one)."""
+    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
+    lua = lua_post("/sms/v1/deliver", sms, work)
+    runs = {"%s/%d" % (side, c): [] for side, _, _ in sides for c in conns}
+    syncs = {str(c): [0, 0] for c in conns}
+    for rnd in range(rounds):
+        for side, d, extra in (sides if rnd % 2 == 0 else sides[::-1]):
+            inst.write_conf(extra or "")
+            srv = LighttpdFcgi(inst, d, DEFAULT_FCGI_WORKERS, "durable-%s" % side)
+            try:
+                for c in conns:
+                    before = sync_record(inst.spool, slot)
+                    r = wrk(srv.url("/sms/v1/deliver"), dur, lua, connections=c)
+                    r["queued"] = inst.count("new")
+                    after = sync_record(inst.spool, slot)
+                    if extra is not None and after is not None:
+                        b = before or (0, 0)
+                        syncs[str(c)][0] += after[0] - b[0]
+                        syncs[str(c)][1] += after[1] - b[1]
+                    runs["%s/%d" % (side, c)].append(r)
+                    inst.clear()
+            finally:
+                srv.stop()
+            # Not before: the responder keeps its directories open.
+            if purge:
+                purge_trash(inst)
+    return runs, syncs
+
+
+def own_fs(path, size_mib=4096):
+    """A file system of its own at path: an ext4 image (with its journal,
+    as mkfs.ext4 makes it) loop-mounted; the image's path, or None when
+    this cannot be done here (not root, no loop device)."""
+    img = Path(str(path) + ".img")
+    if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
+        return None
+    path.mkdir(parents=True, exist_ok=True)
+    with open(img, "wb") as f:
+        f.truncate(size_mib << 20)
+    # Its inode tables written now: no lazy init behind the rounds.
+    for argv in (["mkfs.ext4", "-q", "-F", "-E",
+                  "lazy_itable_init=0,lazy_journal_init=0", str(img)],
+                 ["mount", "-o", "loop", str(img), str(path)]):
+        if subprocess.run(argv, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode != 0:
+            img.unlink()
+            return None
+    return img
+
+
+def bench_batch_fs(inst, work, rounds, dur):
+    """100 SMS a request through msgspool-fcgi (section 1b's body) with
+    sync = filesystem and with sync = file, in alternating rounds: the
+    runs of each, "msgs" their messages a second."""
+    smsb = json.dumps({"messages": [{"recipient": "+49151%08d" % i,
+                                     "messageBody": "bench %d" % i}
+                                    for i in range(100)]}).encode()
+    lua = lua_post("/sms/v1/deliver/batch", smsb, work)
+    out = {"filesystem": [], "file": []}
+    for rnd in range(rounds):
+        for how in (("filesystem", "file") if rnd % 2 == 0 else ("file", "filesystem")):
+            inst.write_conf("sync = %s" % how)
+            srv = LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "batch-" + how)
+            try:
+                before = sync_record(inst.spool, 15) or (0, 0)
+                r = wrk(srv.url("/sms/v1/deliver/batch"), dur, lua)
+                after = sync_record(inst.spool, 15) or (0, 0)
+                r["msgs"] = r["rps"] * 100
+                r["queued"] = inst.count("new")
+                r["fs_syncs"] = after[1] - before[1]
+                out[how].append(r)
+            finally:
+                srv.stop()
+            inst.clear()
+            purge_trash(inst)
+    return out
 
 
 def bench_durable(work, quick):
@@ -1676,31 +1768,28 @@ def bench_durable(work, quick):
     os.symlink(BIN / "durable-fcgi", sbin / "msgspool-fcgi")
     dur = 3 if quick else 5
     rounds = 3 if quick else DURABLE_ROUNDS
-    sms = json.dumps({"recipient": "+4915112345678", "messageBody": "bench"}).encode()
-    lua = lua_post("/sms/v1/deliver", sms, work)
-    sides = [("msgspool-fcgi", BUILD / "fcgi"), ("responder", sbin)]
-    runs = {"%s/%d" % (side, c): [] for side, _ in sides for c in DURABLE_CONNS}
-    syncs = {c: [0, 0] for c in DURABLE_CONNS}
-    for rnd in range(rounds):
-        for side, d in (sides if rnd % 2 == 0 else sides[::-1]):
-            srv = LighttpdFcgi(inst, d, DEFAULT_FCGI_WORKERS, "durable-%s" % side)
-            try:
-                for c in DURABLE_CONNS:
-                    before = sync_record(inst.spool)
-                    r = wrk(srv.url("/sms/v1/deliver"), dur, lua, connections=c)
-                    r["queued"] = inst.count("new")
-                    after = sync_record(inst.spool)
-                    if side == "msgspool-fcgi" and after is not None:
-                        b = before or (0, 0)
-                        syncs[c][0] += after[0] - b[0]
-                        syncs[c][1] += after[1] - b[1]
-                    runs["%s/%d" % (side, c)].append(r)
-                    inst.clear()
-            finally:
-                srv.stop()
-    return {"rounds": rounds, "duration": dur, "workers": DEFAULT_FCGI_WORKERS,
-            "conns": list(DURABLE_CONNS), "runs": runs,
-            "syncs": {str(c): v for c, v in syncs.items()}}
+    sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None)]
+    runs, syncs = durable_rounds(inst, work, sides, rounds, dur, DURABLE_CONNS)
+    res = {"rounds": rounds, "duration": dur, "workers": DEFAULT_FCGI_WORKERS,
+           "conns": list(DURABLE_CONNS), "runs": runs, "syncs": syncs}
+    # The same on a file system of the spool's own, where msgspool-fcgi
+    # may sync the file system once for many (msgspool.conf(5), sync).
+    base = Path(work) / "durable-fs"
+    img = own_fs(base)
+    if img is None:
+        res["fs"] = None
+        return res
+    try:
+        inst = Instance(base)
+        sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None)]
+        runs, syncs = durable_rounds(inst, work, sides, rounds, dur,
+                                     DURABLE_CONNS, purge=True)
+        res["fs"] = {"runs": runs, "syncs": syncs, "fstype": "ext4 (journal), loop",
+                     "batch": bench_batch_fs(inst, work, rounds, dur)}
+    finally:
+        subprocess.run(["umount", str(base)])
+        img.unlink()
+    return res
 
 
 DEFAULT_ONLY = ("cgi,fcgi,kannel,http,smpp,smtp,scale,suppress,inbound,received,"
