@@ -266,7 +266,7 @@ CLAIMKEEP_OBJS	 = $(O)spooler/daemon/claimkeep.o \
 		   $(O)spooler/daemon/recorder.o
 DAEMON_MODS	 = msgspoold daemon_config daemon_chores daemon_receipts \
 		   daemon_inbox daemon_record daemon_batch daemon_bounce webhook \
-		   daemon_routes
+		   webhook_seen daemon_routes
 # Its counts for GET /metrics (daemon_metrics.h).
 DAEMON_MODS	+= daemon_metrics
 # How it waits for work (daemon_wait.c).

@@ -18,66 +18,12 @@
 #include "base/log.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/webhook.h"
+#include "daemon/webhook_impl.h"
 #include "providers/policy.h"
 #include "spool/event.h"
 #include "spool/receipt.h"
 
 #define SCAN_EVERY	1	/* seconds between scans of events/ */
-
-/* One event on its way. */
-struct hook {
-	char			 name[SPOOL_NAME_MAX];
-	json_t			*ev;
-	size_t			 client;	/* in webhooks' clients */
-	CURL			*easy;
-	struct curl_slist	*headers;
-	char			*body;
-	char			 curlerr[CURL_ERROR_SIZE];
-};
-
-/* An event due that a scan found, waiting for its client's turn. */
-struct pending {
-	char			 name[SPOOL_NAME_MAX];
-	json_t			*ev;
-};
-
-/* A client with events, or with a webhook-url: never forgotten. */
-struct client {
-	char			*id;
-	struct pending		*due;		/* cap of them, this scan */
-	size_t			 ndue, next;
-};
-
-/* The client of an event in events/, by its name. */
-struct seen {
-	char			*name;
-	size_t			 client;
-	int			 moved;		/* name is the next scan's */
-};
-
-struct webhooks {
-	CURLM			*multi;
-	const struct config	*cfg;
-	struct spool		*spool;
-	size_t			 cap;
-	long			 schedule[POLICY_WEBHOOK_TRIES_MAX];
-	size_t			 nschedule;
-	int			 once;
-	int			 dirty;		/* scan at the next run */
-	int			 any;		/* a client has a webhook-url */
-	time_t			 next_scan;
-	struct hook		**hooks;	/* in flight */
-	size_t			 nhooks;
-	time_t			 now;		/* of the scan under way */
-	struct client		*clients;
-	struct policy_webhook_client *turns;	/* each client's place */
-	size_t			 nclients;
-	size_t			 turn;		/* whose turn comes first */
-	int			 more;		/* due events left waiting */
-	struct seen		*seen, *seen_next; /* sorted by name */
-	struct dmetrics		*metrics;	/* results counted */
-	size_t			 nseen, nseen_next, seen_cap;
-};
 
 static void
 hook_free(struct hook *h)
@@ -111,18 +57,6 @@ webhooks_new(CURLM *multi, const char *schedule, int once)
 	return w;
 }
 
-/* Forget the names of a scan, but those the next one took. */
-static void
-seen_free(struct seen *v, size_t n)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		if (!v[i].moved)
-			free(v[i].name);
-	free(v);
-}
-
 void
 webhooks_free(struct webhooks *w)
 {
@@ -141,7 +75,7 @@ webhooks_free(struct webhooks *w)
 	}
 	free(w->clients);
 	free(w->turns);
-	seen_free(w->seen, w->nseen);
+	webhook_seen_free(w->seen, w->nseen);
 	free(w);
 }
 
@@ -391,63 +325,6 @@ oom:
 	return -1;
 }
 
-static int
-seen_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct seen *)a)->name,
-	    ((const struct seen *)b)->name);
-}
-
-/* The client of events/name by the last scan, or NULL. */
-static struct seen *
-seen_find(const struct webhooks *w, const char *name)
-{
-	struct seen	key = { .name = (char *)name };
-
-	if (w->nseen == 0)
-		return NULL;
-	return bsearch(&key, w->seen, w->nseen, sizeof(key), seen_cmp);
-}
-
-/* Remember the client of events/name for the next scan. */
-static void
-seen_keep(struct webhooks *w, const char *name, size_t client)
-{
-	struct seen	*v, *old;
-	char		*copy;
-	size_t		 cap;
-
-	if (w->nseen_next == w->seen_cap) {
-		cap = w->seen_cap ? w->seen_cap * 2 : 64;
-		if ((v = reallocarray(w->seen_next, cap, sizeof(*v))) == NULL)
-			return;		/* read again next time */
-		w->seen_next = v;
-		w->seen_cap = cap;
-	}
-	/* The last scan's copy of the name moves over. */
-	old = seen_find(w, name);
-	if (old != NULL && !old->moved) {
-		copy = old->name;
-		old->moved = 1;
-	} else if ((copy = strdup(name)) == NULL)
-		return;
-	v = &w->seen_next[w->nseen_next++];
-	v->name = copy;
-	v->client = client;
-	v->moved = 0;
-}
-
-/* The scan ended: the next knows what it saw (in name order). */
-static void
-seen_swap(struct webhooks *w)
-{
-	seen_free(w->seen, w->nseen);
-	w->seen = w->seen_next;
-	w->nseen = w->nseen_next;
-	w->seen_next = NULL;
-	w->nseen_next = w->seen_cap = 0;
-}
-
 /*
  * spool_area_scan callback: note events/name if due, as its client's,
  * up to as many as could start (the rest wait for a later scan).
@@ -464,12 +341,12 @@ consider(void *arg, const char *name)
 
 	for (i = 0; i < w->nhooks; i++)
 		if (strcmp(w->hooks[i]->name, name) == 0) {
-			seen_keep(w, name, w->hooks[i]->client);
+			webhook_seen_keep(w, name, w->hooks[i]->client);
 			return 0;
 		}
-	if ((known = seen_find(w, name)) != NULL &&
+	if ((known = webhook_seen_find(w, name)) != NULL &&
 	    w->clients[known->client].ndue >= room) {
-		seen_keep(w, name, known->client);
+		webhook_seen_keep(w, name, known->client);
 		w->more = 1;
 		return 0;
 	}
@@ -484,7 +361,7 @@ consider(void *arg, const char *name)
 		w->more = 1;
 		return 0;
 	}
-	seen_keep(w, name, ci);
+	webhook_seen_keep(w, name, ci);
 	if (event_due(ev) > w->now) {
 		json_decref(ev);
 		return 0;
@@ -565,7 +442,7 @@ webhooks_run(struct webhooks *w, time_t now)
 	 */
 	w->now = time(NULL) > now ? time(NULL) : now;
 	spool_area_scan(w->spool, EVENT_AREA, consider, w);
-	seen_swap(w);
+	webhook_seen_swap(w);
 	dispatch(w);
 }
 
