@@ -68,7 +68,7 @@ LIBS_BASE	 = $(JANSSON_LIBS) $(NETTLE_LIBS)
 # (requests and replies).
 LIB_BASE	 = buf log util ulid rfc3339 netfs config config_secret valid mime \
 		   channel
-LIB_SPOOL	 = spool claim commit area msgdoc msgdoc_receipt receipt blob \
+LIB_SPOOL	 = spool claim commit hold area msgdoc msgdoc_receipt receipt blob \
 		   event suppress \
 		   suppress_list \
 		   inbox inbound list list_append list_seg list_cache list_page \
@@ -334,7 +334,8 @@ $(O)tests/unit/test_list $(O)tests/unit/test_list_page \
 # (tests/blackbox/test_idempotency.py), the cancel that races a daemon's
 # record (tests/blackbox/test_cancel_race.py) and the one that races an
 # operator's retry (tests/blackbox/test_retry_race.py) run them.
-FAULT_MODS	 = base/util spool/commit http/idem spool/claim spool/dsync
+FAULT_MODS	 = base/util spool/commit spool/hold http/idem spool/claim \
+		   spool/dsync
 FAULT_BINS	 = $(O)tests/fault/sms-deliver $(O)tests/fault/sms-batch \
 		   $(O)tests/fault/messages $(O)tests/fault/msgspoold \
 		   $(O)tests/fault/msgspool

@@ -36,6 +36,9 @@ struct spool {
 	struct timespec	 opened;	/* when rootfd was (CLOCK_MONOTONIC) */
 };
 
+/* A held message's name in tmp/ (hold.c): its name and this. */
+#define SPOOL_HELD_SUFFIX	".held"
+
 /* Free the lists' names a handle kept (list_keep; list_cache.c). */
 struct list_cache;
 void		 list_cache_free(struct list_cache *);
