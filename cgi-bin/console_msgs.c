@@ -313,15 +313,15 @@ console_message_page(struct console *c, const char *id)
 	}
 	buf_puts(&b, "</p>\n<h2>Status and events</h2>\n<pre>");
 	so = msgdoc_status_object(doc, spool_dirname(dir), 1);
-	if (so != NULL && (text = json_dumps(so, JSON_INDENT(2) |
-	    JSON_PRESERVE_ORDER)) != NULL) {
+	if (so != NULL && (text = buf_json_text(so, JSON_INDENT(2) |
+	    JSON_PRESERVE_ORDER, NULL)) != NULL) {
 		console_esc(&b, text);
 		free(text);
 	}
 	json_decref(so);
 	buf_puts(&b, "</pre>\n<h2>Document</h2>\n<pre>");
-	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) !=
-	    NULL) {
+	if ((text = buf_json_text(doc, JSON_INDENT(2) |
+	    JSON_PRESERVE_ORDER, NULL)) != NULL) {
 		console_esc(&b, text);
 		free(text);
 	}

@@ -53,6 +53,32 @@ buf_putc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
+static int
+json_put(const char *s, size_t len, void *arg)
+{
+	return buf_add(arg, s, len);
+}
+
+int
+buf_json(struct buf *b, const json_t *value, size_t flags)
+{
+	if (b->failed)
+		return -1;
+	return json_dump_callback(value, json_put, b, flags) == 0 ? 0 : -1;
+}
+
+char *
+buf_json_text(const json_t *value, size_t flags, size_t *len)
+{
+	struct buf	 b = { 0 };
+
+	if (buf_json(&b, value, flags) == -1) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_take(&b, len);
+}
+
 void
 buf_free(struct buf *b)
 {

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 struct buf {
 	char	*p;
 	size_t	 len;
@@ -24,6 +26,19 @@ int	buf_putc(struct buf *, char);
 int	buf_reserve(struct buf *, size_t len);
 /* Release the memory; the struct can be reused after. */
 void	buf_free(struct buf *);
+/*
+ * Append the JSON text of value, byte for byte what json_dumps(value,
+ * flags) gives, written by jansson (json_dump_callback) straight into
+ * the buffer: no text of jansson's to grow, copy and free.  0, or -1
+ * (failed set when out of memory; the buffer may then hold part of it).
+ */
+int	buf_json(struct buf *, const json_t *value, size_t flags);
+/*
+ * json_dumps(value, flags) as buf_json writes it: the text malloc'd (the
+ * caller frees it with free(), whatever allocator jansson has), its
+ * length in *len when len is not NULL.  NULL on failure.
+ */
+char	*buf_json_text(const json_t *value, size_t flags, size_t *len);
 /* Hand the string over (caller frees); NULL if an allocation failed. */
 char	*buf_take(struct buf *, size_t *len);
 

@@ -77,21 +77,28 @@ response_buf(int status, const char *content_type, struct buf *b)
 	return r;
 }
 
+/*
+ * The room a JSON reply's text starts with: a message's status (about
+ * 600 bytes) and most replies fit, written once where they stay.
+ */
+#define RESPONSE_JSON_ROOM	1023
+
 struct response *
 response_json(int status, json_t *value)
 {
-	struct response	*r;
-	char		*body;
+	struct buf	 b = { 0 };
+	int		 rc;
 
 	if (value == NULL)
 		return NULL;
-	body = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+	rc = buf_reserve(&b, RESPONSE_JSON_ROOM) == -1 ? -1 :
+	    buf_json(&b, value, JSON_COMPACT | JSON_ENCODE_ANY);
 	json_decref(value);
-	if (body == NULL)
+	if (rc == -1) {
+		buf_free(&b);
 		return NULL;
-	r = response_new(status, "application/json", body, strlen(body));
-	free(body);
-	return r;
+	}
+	return response_buf(status, "application/json", &b);
 }
 
 void

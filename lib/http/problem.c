@@ -82,6 +82,7 @@ problem_response(struct problem *p)
 	struct response	*r;
 	json_t		*o;
 	char		*body;
+	size_t		 len;
 
 	if (p == NULL)
 		return NULL;
@@ -90,10 +91,10 @@ problem_response(struct problem *p)
 	    "detail", p->detail);
 	if (o != NULL && json_object_size(p->errors) > 0)
 		json_object_set(o, "errors", p->errors);
-	body = o == NULL ? NULL : json_dumps(o, JSON_COMPACT);
+	body = o == NULL ? NULL : buf_json_text(o, JSON_COMPACT, &len);
 	json_decref(o);
 	r = body == NULL ? NULL : response_new(p->status,
-	    "application/problem+json", body, strlen(body));
+	    "application/problem+json", body, len);
 	free(body);
 	problem_free(p);
 	return r;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/util.h"
@@ -356,7 +357,7 @@ spool_status_put(struct spool *s, const char *name, const json_t *doc)
 	int	 afd, fd, rc = -1;
 
 	if (status_name(name, file, sizeof(file)) == -1 ||
-	    (text = json_dumps(doc, JSON_COMPACT)) == NULL)
+	    (text = buf_json_text(doc, JSON_COMPACT, NULL)) == NULL)
 		return -1;
 	if ((afd = spool_area(s, "status", 1)) == -1) {
 		free(text);

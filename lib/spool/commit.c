@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/log.h"
 #include "base/netfs.h"
 #include "base/util.h"
@@ -77,6 +78,9 @@ tmp_name(struct pending *p)
 	return 0;
 }
 
+/* The room a document's text starts with: an SMS's is about 1 KiB. */
+#define DOC_ROOM	2047
+
 /*
  * Write doc into tmp/, unnamed or under a unique name, without syncing.
  * MSG_OK with p filled (fd open), else the status with nothing left
@@ -86,23 +90,20 @@ static enum msg_status
 write_tmp(struct spool *s, const json_t *doc, struct pending *p)
 {
 	struct timespec	 times[2];
-	char		*text, *nl;
+	struct buf	 b = { 0 };
+	char		*text;
 	size_t		 len;
 	int		 e, tfd = -1;
 
 	p->fd = -1;
 	p->tmp[0] = '\0';
-	if ((text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)) == NULL)
-		return MSG_TEMPFAIL;
 	/* The document and its newline in one write. */
-	len = strlen(text);
-	if ((nl = realloc(text, len + 2)) == NULL) {
-		free(text);
+	if (buf_reserve(&b, DOC_ROOM) == -1 || buf_json(&b, doc,
+	    JSON_INDENT(2) | JSON_SORT_KEYS) == -1 || buf_putc(&b, '\n') == -1 ||
+	    (text = buf_take(&b, &len)) == NULL) {
+		buf_free(&b);
 		return MSG_TEMPFAIL;
 	}
-	text = nl;
-	text[len++] = '\n';
-	text[len] = '\0';
 	/* tmp/ by its path when no directory of it is open: no open for it. */
 	if (spool_unnamed_ok(s) && (p->fd = s->fds[SPOOL_TMP] == -1 ?
 	    openat(s->rootfd, "tmp", O_TMPFILE | O_WRONLY | O_CLOEXEC,

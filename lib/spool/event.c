@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "base/mime.h"
 #include "base/rfc3339.h"
 #include "base/ulid.h"
@@ -282,7 +283,7 @@ event_body(const json_t *ev)
 	    json_object_get(ev, "data"));
 	if (body == NULL)
 		return NULL;
-	s = json_dumps(body, JSON_COMPACT);
+	s = buf_json_text(body, JSON_COMPACT, NULL);
 	json_decref(body);
 	return s;
 }

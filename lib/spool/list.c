@@ -119,7 +119,7 @@ make_line(struct buf *b, const char *id, const char *status,
 		t = (time_t)(ulid_time(id) / 1000);
 	if (addr == NULL || list_address_key(addr, key, sizeof(key)) == -1)
 		snprintf(key, sizeof(key), "%s", addr ? addr : "");
-	if ((text = json_dumps(obj, JSON_COMPACT)) == NULL)
+	if ((text = buf_json_text(obj, JSON_COMPACT, NULL)) == NULL)
 		return -1;
 	put_field(b, id);
 	put_field(b, status);

@@ -87,7 +87,7 @@ from_file(struct page *pg, const struct line *l, int *st, int *gone)
 	status = msgdoc_status(doc, spool_dirname(dir));
 	*st = list_status_parse(status, strlen(status));
 	if ((obj = msgdoc_status_object(doc, spool_dirname(dir), 0)) != NULL) {
-		text = json_dumps(obj, JSON_COMPACT);
+		text = buf_json_text(obj, JSON_COMPACT, NULL);
 		json_decref(obj);
 	}
 	json_decref(doc);
@@ -106,7 +106,7 @@ inbound_from_file(struct page *pg, const char *id)
 		return NULL;
 	if (inbox_client(doc) != NULL && strcmp(inbox_client(doc),
 	    pg->client) == 0 && (obj = inbox_object(doc)) != NULL) {
-		text = json_dumps(obj, JSON_COMPACT);
+		text = buf_json_text(obj, JSON_COMPACT, NULL);
 		json_decref(obj);
 	}
 	json_decref(doc);

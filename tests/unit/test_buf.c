@@ -302,6 +302,56 @@ test_reserve(void **state)
 	buf_free(&b);
 }
 
+/*
+ * buf_json: json_dumps's text, byte for byte, appended after what the
+ * buffer holds, with each flag the tree uses; a value of the wrong kind
+ * without JSON_ENCODE_ANY fails as json_dumps does.
+ */
+static void
+test_json(void **state)
+{
+	static const size_t flags[] = { JSON_COMPACT, JSON_COMPACT |
+	    JSON_ENCODE_ANY, JSON_INDENT(2) | JSON_SORT_KEYS, JSON_INDENT(2) |
+	    JSON_PRESERVE_ORDER, 0 };
+	struct buf	 b = { 0 };
+	json_t		*v, *s;
+	char		*want;
+	size_t		 i, j;
+
+	(void)state;
+	v = json_pack("{s:s, s:i, s:n, s:[s, {s:b}], s:f, s:s}", "zeta",
+	    "caf\xc3\xa9 \"quoted\" \\ </tag>", "alpha", 42, "none", "list",
+	    "x", "nested", 1, "real", 1.5, "ctl", "tab\there\nnl");
+	assert_non_null(v);
+	/* Larger than the buffer's first steps, to cross its growth. */
+	for (i = 0; i < 200; i++) {
+		char	 key[16];
+
+		snprintf(key, sizeof(key), "k%03zu", i);
+		json_object_set_new(v, key, json_integer((json_int_t)i));
+	}
+	for (j = 0; j < sizeof(flags) / sizeof(flags[0]); j++) {
+		want = json_dumps(v, flags[j]);
+		assert_non_null(want);
+		assert_int_equal(buf_puts(&b, "before:"), 0);
+		assert_int_equal(buf_json(&b, v, flags[j]), 0);
+		assert_int_equal(b.len, strlen("before:") + strlen(want));
+		assert_string_equal(b.p + strlen("before:"), want);
+		free(want);
+		buf_free(&b);
+	}
+	s = json_string("just a string");
+	assert_int_equal(buf_json(&b, s, JSON_COMPACT), -1);
+	assert_int_equal(buf_json(&b, s, JSON_COMPACT | JSON_ENCODE_ANY), 0);
+	assert_string_equal(b.p, "\"just a string\"");
+	buf_free(&b);
+	b.failed = 1;
+	assert_int_equal(buf_json(&b, v, JSON_COMPACT), -1);
+	buf_free(&b);
+	json_decref(s);
+	json_decref(v);
+}
+
 int
 main(void)
 {
@@ -318,6 +368,7 @@ main(void)
 		cmocka_unit_test(test_take_failed),
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_free_then_reuse),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
