@@ -126,7 +126,8 @@ DAEMON		 = $(O)spooler/msgspoold
 # linked dynamically with libfcgi; the CGI programs never link it.
 FCGI		 = $(O)fcgi/msgspool-fcgi
 FCGI_EP_OBJS	 = $(CGI_PROGS:%=$(O)fcgi/ep-%.o)
-FCGI_OBJS	 = $(O)fcgi/fcgi.o $(FCGI_EP_OBJS) $(CONSOLE_OBJS)
+FCGI_OBJS	 = $(O)fcgi/fcgi.o $(O)fcgi/arena.o $(FCGI_EP_OBJS) \
+		   $(CONSOLE_OBJS)
 FCGI_LIBS	 = -lfcgi
 CLI		 = $(O)spooler/msgspool
 BOUNCE		 = $(O)spooler/msgspool-bounce
@@ -138,6 +139,8 @@ UNIT_TESTS	+= $(O)tests/unit/test_gsm
 SPOOLER_OBJS	+= $(O)spooler/providers/message.o
 UNIT_TESTS	+= $(O)tests/unit/test_message
 UNIT_TESTS	+= $(O)tests/unit/test_fcgi
+# Its workers' allocator for jansson.
+UNIT_TESTS	+= $(O)tests/unit/test_arena
 # The shared spool's claim keeper, on a spool of this host.
 UNIT_TESTS	+= $(O)tests/unit/test_claimkeep
 # The recorder of a spool of this host.
@@ -229,6 +232,8 @@ $(O)fcgi/ep-%.o: cgi-bin/%.c $(LIB_HDRS) cgi-bin/endpoints.h
 $(O)fcgi/%.o: fcgi/%.c fcgi/fcgi.h $(LIB_HDRS) cgi-bin/endpoints.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Icgi-bin -c -o $@ $<
+
+$(O)fcgi/arena.o $(O)fcgi/msgspool-fcgi.o: fcgi/arena.h
 
 $(FCGI): $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(O)fcgi/msgspool-fcgi.o $(FCGI_OBJS) $(LIBA) \
@@ -413,6 +418,13 @@ $(O)tests/unit/test_fcgi: tests/unit/test_fcgi.c $(O)tests/unit/testutil.o \
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -Ifcgi -Icgi-bin \
 	    $(LDFLAGS) -o $@ $< $(O)tests/unit/testutil.o $(FCGI_OBJS) \
 	    $(LIBA) $(LIBS_BASE) $(MAGIC_LIBS) $(CMOCKA_LIBS)
+
+# The allocator of msgspool-fcgi's workers, alone and under jansson.
+$(O)tests/unit/test_arena: tests/unit/test_arena.c $(O)fcgi/arena.o \
+    fcgi/arena.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Ifcgi $(LDFLAGS) -o $@ $< \
+	    $(O)fcgi/arena.o $(LIBS_BASE) $(CMOCKA_LIBS)
 
 # make check: every unit test, the man page, OpenAPI and layers checks,
 # the fuzz targets' regressions and the NFS chaos test, then the
