@@ -53,18 +53,34 @@ buf_putc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
+/*
+ * jansson writes a text in many small pieces: each is copied where
+ * there is room, the NUL put once at the end (buf_json).
+ */
 static int
 json_put(const char *s, size_t len, void *arg)
 {
-	return buf_add(arg, s, len);
+	struct buf	*b = arg;
+
+	if (b->cap - b->len > len) {
+		memcpy(b->p + b->len, s, len);
+		b->len += len;
+		return 0;
+	}
+	return buf_add(b, s, len);
 }
 
 int
 buf_json(struct buf *b, const json_t *value, size_t flags)
 {
+	int	rc;
+
 	if (b->failed)
 		return -1;
-	return json_dump_callback(value, json_put, b, flags) == 0 ? 0 : -1;
+	rc = json_dump_callback(value, json_put, b, flags);
+	if (b->p != NULL)
+		b->p[b->len] = '\0';
+	return rc == 0 && !b->failed ? 0 : -1;
 }
 
 char *

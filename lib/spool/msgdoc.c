@@ -481,7 +481,7 @@ msgdoc_status_object(const json_t *doc, const char *state, int events)
 		json_object_set_new(o, "error", json_null());
 	if (events)
 		json_object_set_new(o, "events", json_is_array(ev) ?
-		    json_deep_copy(ev) : json_array());
+		    json_incref(ev) : json_array());
 	return o;
 }
 

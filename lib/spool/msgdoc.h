@@ -205,6 +205,8 @@ const char	*msgdoc_status(const json_t *doc, const char *state);
  * (conf/openapi.yaml, MessageStatus: "direction" "outbound", its
  * "reference" and "route" or null), with its events when events is set
  * (webhooks leave them out).  A new reference, or NULL out of memory.
+ * Its values may be doc's own (its id, its events array): shared, not
+ * copied, so that neither is to be changed while both live.
  */
 json_t		*msgdoc_status_object(const json_t *doc, const char *state,
 		    int events);
