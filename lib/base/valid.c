@@ -296,12 +296,55 @@ check_string(const json_t *v, const struct field *f, const char *path,
 static size_t check_value(const json_t *, const struct field *,
     enum field_type, const char *, json_t *);
 
+/* Room for most paths of a field: "messages[999].recipient". */
+#define PATH_ROOM	128
+
+/*
+ * The path a, sep, b ("sms.recipient", "messages[3]") in buf when it
+ * fits, else malloc'd into *own (the caller frees it); NULL out of
+ * memory.  Every field of every message has one made, named or not:
+ * asprintf cost more than checking the field.
+ */
+static const char *
+join(const char *a, const char *sep, const char *b, char *buf, char **own)
+{
+	size_t	 al = strlen(a), sl = strlen(sep), bl = strlen(b);
+	char	*p = buf;
+
+	*own = NULL;
+	if (al + sl + bl >= PATH_ROOM && (p = *own = malloc(al + sl + bl +
+	    1)) == NULL)
+		return NULL;
+	memcpy(p, a, al);
+	memcpy(p + al, sep, sl);
+	memcpy(p + al + sl, b, bl + 1);
+	return p;
+}
+
+/* "[i]" into buf, of at least 24 bytes. */
+static const char *
+index_text(size_t i, char *buf)
+{
+	char	 digits[24];
+	size_t	 n = 0, j;
+
+	do
+		digits[n++] = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	buf[0] = '[';
+	for (j = 0; j < n; j++)
+		buf[1 + j] = digits[n - 1 - j];
+	buf[1 + n] = ']';
+	buf[2 + n] = '\0';
+	return buf;
+}
+
 static size_t
 check_value(const json_t *v, const struct field *f, enum field_type t,
     const char *path, json_t *errors)
 {
-	char		*sub;
-	const char	*key;
+	char		 room[PATH_ROOM], idx[32], *own;
+	const char	*key, *sub;
 	json_t		*item;
 	size_t		 n = 0, i;
 	json_int_t	 iv;
@@ -332,7 +375,7 @@ check_value(const json_t *v, const struct field *f, enum field_type t,
 		return f->sub ? valid_object(v, f->sub, path, errors) : 0;
 	case FIELD_STRMAP:
 		json_object_foreach((json_t *)v, key, item) {
-			if (asprintf(&sub, "%s.%s", path, key) == -1)
+			if ((sub = join(path, ".", key, room, &own)) == NULL)
 				return n + 1;
 			if (!json_is_string(item)) {
 				valid_error(errors, sub, "must be a string");
@@ -343,7 +386,7 @@ check_value(const json_t *v, const struct field *f, enum field_type t,
 				    "must not contain NUL characters");
 				n++;
 			}
-			free(sub);
+			free(own);
 		}
 		return n;
 	case FIELD_ARRAY:
@@ -362,13 +405,14 @@ check_value(const json_t *v, const struct field *f, enum field_type t,
 		if (f->item == FIELD_OBJECT && f->sub == NULL)
 			return 0;
 		json_array_foreach((json_t *)v, i, item) {
-			if (asprintf(&sub, "%s[%zu]", path, i) == -1)
+			if ((sub = join(path, "", index_text(i, idx), room,
+			    &own)) == NULL)
 				return n + 1;
 			n += check_value(item, &(struct field){ .name = f->name,
 			    .type = f->item, .check = f->check,
 			    .sub = f->sub, .flags = FIELD_NONEMPTY & f->flags },
 			    f->item, sub, errors);
-			free(sub);
+			free(own);
 		}
 		return n;
 	}
@@ -380,15 +424,17 @@ valid_object(const json_t *obj, const struct field *table,
     const char *prefix, json_t *errors)
 {
 	const struct field	*f;
-	const char		*key;
+	const char		*key, *path, *pre, *sep;
 	json_t			*v;
-	char			*path;
+	char			 room[PATH_ROOM], *own;
 	size_t			 n = 0;
 
 	if (!json_is_object(obj)) {
 		valid_error(errors, prefix ? prefix : "", "must be an object");
 		return 1;
 	}
+	pre = prefix ? prefix : "";
+	sep = *pre != '\0' ? "." : "";
 	/* Unknown members first, so a misspelt field is named as such. */
 	json_object_foreach((json_t *)obj, key, v) {
 		for (f = table; f->name != NULL; f++)
@@ -396,16 +442,14 @@ valid_object(const json_t *obj, const struct field *table,
 				break;
 		if (f->name != NULL)
 			continue;
-		if (asprintf(&path, "%s%s%s", prefix ? prefix : "",
-		    prefix && *prefix ? "." : "", key) == -1)
+		if ((path = join(pre, sep, key, room, &own)) == NULL)
 			return n + 1;
 		valid_error(errors, path, "is not a known field");
-		free(path);
+		free(own);
 		n++;
 	}
 	for (f = table; f->name != NULL; f++) {
-		if (asprintf(&path, "%s%s%s", prefix ? prefix : "",
-		    prefix && *prefix ? "." : "", f->name) == -1)
+		if ((path = join(pre, sep, f->name, room, &own)) == NULL)
 			return n + 1;
 		v = json_object_get(obj, f->name);
 		if (v == NULL || (json_is_null(v) &&
@@ -416,7 +460,7 @@ valid_object(const json_t *obj, const struct field *table,
 			}
 		} else
 			n += check_value(v, f, f->type, path, errors);
-		free(path);
+		free(own);
 	}
 	return n;
 }

@@ -496,6 +496,41 @@ test_object_unknown_members(void **state)
 	json_decref(body);
 }
 
+/*
+ * Paths past the room valid_object makes them in (128 bytes: a member's
+ * long name), and an item's index of more than one digit.
+ */
+static void
+test_object_long_paths(void **state)
+{
+	static const struct field list_fields[] = {
+		{ .name = "list", .type = FIELD_ARRAY, .sub = message_fields,
+		    .item = FIELD_OBJECT },
+		FIELD_END
+	};
+	json_t	*body, *msgs, *errors;
+	char	 key[301], path[400];
+
+	(void)state;
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	body = json_pack("{s:[]}", "list");
+	msgs = json_object_get(body, "list");
+	while (json_array_size(msgs) < 13)
+		json_array_append_new(msgs, json_pack("{s:s, s:s}",
+		    "recipient", "+4915112345678", "messageBody", "hi"));
+	json_object_set_new(json_array_get(msgs, 12), key, json_true());
+	errors = json_object();
+	assert_int_equal(valid_object(body, list_fields, "", errors), 1);
+	snprintf(path, sizeof(path), "list[12].%s", key);
+	assert_only_path(errors, path);
+	json_decref(errors);
+	json_decref(body);
+	errors = check_with(key, json_integer(1), NULL);
+	assert_only_path(errors, key);
+	json_decref(errors);
+}
+
 static void
 test_object_prefix(void **state)
 {
@@ -589,6 +624,7 @@ main(void)
 		cmocka_unit_test(test_object_unknown_members),
 		cmocka_unit_test(test_object_prefix),
 		cmocka_unit_test(test_object_adds_to_existing),
+		cmocka_unit_test(test_object_long_paths),
 		cmocka_unit_test(test_object_not_an_object),
 		cmocka_unit_test(test_batch),
 	};
