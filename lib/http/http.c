@@ -144,49 +144,60 @@ response_header(struct response *r, const char *name, const char *value)
 	return 0;
 }
 
+/* The head's room before its headers: the status line and two. */
+#define HEAD_ROOM	128
+
+/* The decimal digits of n into b. */
+static void
+put_number(struct buf *b, size_t n)
+{
+	char	 d[24];
+	size_t	 i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	buf_add(b, d + i, sizeof(d) - i);
+}
+
 int
 response_render(const struct response *r, char **out, size_t *len)
 {
-	char	*head = NULL, *next;
-	size_t	 i, hlen;
+	struct buf	 b = { 0 };
+	size_t		 i;
 
 	*out = NULL;
 	*len = 0;
+	/* One buffer, made once, its pieces put by hand: no printf. */
+	buf_reserve(&b, HEAD_ROOM + r->body_len);
+	buf_puts(&b, "Status: ");
+	put_number(&b, (size_t)r->status);
+	buf_putc(&b, ' ');
+	buf_puts(&b, http_reason(r->status));
+	buf_puts(&b, "\r\n");
+	if (r->content_type != NULL) {
+		buf_puts(&b, "Content-Type: ");
+		buf_puts(&b, r->content_type);
+		buf_puts(&b, "\r\n");
+	}
 	/* A 204 has no content, nor a length (RFC 9110 8.6). */
-	if (asprintf(&head, "Status: %d %s\r\n%s%s%s", r->status,
-	    http_reason(r->status), r->content_type ? "Content-Type: " : "",
-	    r->content_type ? r->content_type : "", r->content_type ?
-	    "\r\n" : "") == -1)
-		return -1;
 	if (r->status != 204) {
-		if (asprintf(&next, "%sContent-Length: %zu\r\n", head,
-		    r->body_len) == -1) {
-			free(head);
-			return -1;
-		}
-		free(head);
-		head = next;
+		buf_puts(&b, "Content-Length: ");
+		put_number(&b, r->body_len);
+		buf_puts(&b, "\r\n");
 	}
 	for (i = 0; i < r->nheaders; i++) {
-		if (asprintf(&next, "%s%s: %s\r\n", head, r->headers[i].name,
-		    r->headers[i].value) == -1) {
-			free(head);
-			return -1;
-		}
-		free(head);
-		head = next;
+		buf_puts(&b, r->headers[i].name);
+		buf_puts(&b, ": ");
+		buf_puts(&b, r->headers[i].value);
+		buf_puts(&b, "\r\n");
 	}
-	hlen = strlen(head);
-	if ((next = realloc(head, hlen + 2 + r->body_len + 1)) == NULL) {
-		free(head);
+	buf_puts(&b, "\r\n");
+	buf_add(&b, r->body, r->body_len);
+	if ((*out = buf_take(&b, len)) == NULL) {
+		*len = 0;
 		return -1;
 	}
-	memcpy(next + hlen, "\r\n", 2);
-	if (r->body_len > 0)
-		memcpy(next + hlen + 2, r->body, r->body_len);
-	next[hlen + 2 + r->body_len] = '\0';
-	*out = next;
-	*len = hlen + 2 + r->body_len;
 	return 0;
 }
 
