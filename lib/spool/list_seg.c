@@ -589,7 +589,9 @@ list_exists(struct spool *s, int dfd, const char *id)
 	char		name[SPOOL_NAME_MAX];
 
 	(void)s;
-	snprintf(name, sizeof(name), "%.*s.json", SPOOL_ID_LEN, id);
+	/* ID.json: no snprintf for each line of a page. */
+	memcpy(name, id, SPOOL_ID_LEN);
+	memcpy(name + SPOOL_ID_LEN, ".json", sizeof(".json"));
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode);
 }

@@ -151,6 +151,24 @@ test_prefix(void **state)
 	assert_false(ulid_prefix("81ARZ3NDEKTSV4RRFFQ69G5FAV"));
 }
 
+/* Every byte at every place: only Crockford's 32 upper-case ones. */
+static void
+test_every_byte(void **state)
+{
+	const char	*set = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	char		 id[ULID_LEN + 1];
+	int		 c, i;
+
+	(void)state;
+	for (i = 1; i < ULID_LEN; i++)
+		for (c = 1; c < 256; c++) {
+			memcpy(id, "01ARZ3NDEKTSV4RRFFQ69G5FAV", sizeof(id));
+			id[i] = (char)c;
+			assert_int_equal(ulid_valid(id),
+			    strchr(set, c) != NULL);
+		}
+}
+
 static void
 test_after(void **state)
 {
@@ -187,6 +205,7 @@ main(void)
 		cmocka_unit_test(test_id_valid_exact_length),
 		cmocka_unit_test(test_id_time),
 		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_every_byte),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
