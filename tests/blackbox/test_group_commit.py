@@ -15,6 +15,10 @@ every fault point one after another (each write, rename and sync, the
 group commit's among them) are test_list.py's
 test_killed_at_every_fault_point.
 
+Under sync = filesystem (msgspool.conf(5)) the same holds of the file
+system's syncs, with the batch program (16 messages a request): each
+batch counts its files' write and their names in the record's slot 15.
+
 No web server changes any of this: it runs once, under lighttpd.
 """
 
@@ -146,6 +150,25 @@ def _whole(inst, mid):
     return doc
 
 
+def _stop_start_kill(inst, step, batch=False):
+    """One process stopped at step; three others started meanwhile
+    (waiting for the stopped one's lock when it holds it); the stopped
+    one killed.  The others, running on."""
+    stopped = _start(inst, step, batch)
+    _wait(lambda: _state(stopped.pid) == "T", "the stop at " + step)
+    others = [_start(inst, batch=batch) for _ in range(3)]
+    if step != STEPS[0]:
+        # The stopped one holds the lock: the others, their renames not
+        # synced, wait for it in fcntl(2).
+        _wait(lambda: all(_syscall(o.pid) == str(FCNTL) for o in others),
+              "the others to wait for the writer's lock")
+        assert all(o.poll() is None for o in others)
+    os.kill(stopped.pid, signal.SIGKILL)
+    stopped.wait(DEADLINE)
+    assert stopped.returncode == -signal.SIGKILL
+    return others
+
+
 @pytest.fixture
 def inst(srv):
     if not FAULT_SMS.is_file():
@@ -160,19 +183,7 @@ def test_a_process_stopped_and_killed_at_each_step(inst, step):
     first = _accepted(_start(inst))
     renamed0, synced0 = _record(inst)
     assert synced0 == renamed0
-    stopped = _start(inst, step)
-    _wait(lambda: _state(stopped.pid) == "T", "the stop at " + step)
-    others = [_start(inst) for _ in range(3)]
-    holds_lock = step != STEPS[0]
-    if holds_lock:
-        # The stopped one holds the lock: the others, their renames not
-        # synced, wait for it in fcntl(2).
-        _wait(lambda: all(_syscall(o.pid) == str(FCNTL) for o in others),
-              "the others to wait for the writer's lock")
-        assert all(o.poll() is None for o in others)
-    os.kill(stopped.pid, signal.SIGKILL)
-    stopped.wait(DEADLINE)
-    assert stopped.returncode == -signal.SIGKILL
+    others = _stop_start_kill(inst, step)
     ids = [_accepted(o) for o in others]
     for mid in [first] + ids:
         _whole(inst, mid)
@@ -211,16 +222,7 @@ def test_sync_filesystem_batch_stopped_and_killed_at_each_step(inst, step):
     # A batch's files, then its names: two counts, and new/ not synced.
     assert (renamed0 - fs0[0], synced0 - fs0[1]) == (2, 2)
     assert _record(inst) == new0
-    stopped = _start(inst, step, batch=True)
-    _wait(lambda: _state(stopped.pid) == "T", "the stop at " + step)
-    others = [_start(inst, batch=True) for _ in range(3)]
-    if step != STEPS[0]:
-        _wait(lambda: all(_syscall(o.pid) == str(FCNTL) for o in others),
-              "the others to wait for the writer's lock")
-        assert all(o.poll() is None for o in others)
-    os.kill(stopped.pid, signal.SIGKILL)
-    stopped.wait(DEADLINE)
-    assert stopped.returncode == -signal.SIGKILL
+    others = _stop_start_kill(inst, step, batch=True)
     ids = [i for o in others for i in _accepted_batch(o)]
     for mid in first + ids:
         _whole(inst, mid)
