@@ -117,6 +117,7 @@ fcgi_cache_free(struct fcgi_cache *c)
 	file_free(&c->keys);
 	tmpl_cache_free(&c->tmpls);
 	spool_keep_free(&c->spool);
+	spool_seen_release(&c->seen);
 	memset(c, 0, sizeof(*c));
 }
 

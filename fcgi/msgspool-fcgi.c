@@ -124,18 +124,24 @@ not_found(const struct cgi_io *io, char *const *envp)
 
 /*
  * A request's work done, its reply not yet written: with no other
- * request waiting, the spool's record (spool_keep) is let go, so that an
- * idle worker holds no file of the spool open (a remount read-only
- * would fail: "busy"); under load it is kept for the next.
+ * request waiting, the spool's record (spool_keep) and its root and
+ * states (spool_seen) are let go, so that an idle worker holds nothing
+ * of the spool open (a remount read-only would fail: "busy", an unmount
+ * too); under load they are kept for the next.  Nothing held, nothing
+ * is asked.
  */
 static void
 io_done(void *arg)
 {
 	struct fcgi_io	*f = arg;
+	struct fcgi_cache *c = f->cache;
 	struct pollfd	 p = { .fd = f->sock, .events = POLLIN };
 
-	if (poll(&p, 1, 0) != 1)
-		spool_keep_free(&f->cache->spool);
+	if ((c->spool.dsync != NULL || c->spool.flink != 0 || c->seen.held) &&
+	    poll(&p, 1, 0) != 1) {
+		spool_keep_free(&c->spool);
+		spool_seen_release(&c->seen);
+	}
 }
 
 static enum keys_result

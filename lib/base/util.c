@@ -53,14 +53,22 @@ int
 util_open_regular(int dirfd, const char *name, int nofollow)
 {
 	struct stat	st;
-	int		fd, flags;
+
+	return util_open_regular_st(dirfd, name, nofollow, &st);
+}
+
+int
+util_open_regular_st(int dirfd, const char *name, int nofollow,
+    struct stat *st)
+{
+	int	fd, flags;
 
 	flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	if (nofollow)
 		flags |= O_NOFOLLOW;
 	if ((fd = openat(dirfd, name, flags)) == -1)
 		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
 		close(fd);
 		errno = EINVAL;
 		return -1;
@@ -76,22 +84,28 @@ util_open_regular(int dirfd, const char *name, int nofollow)
 int
 util_read_all(int fd, size_t max, char **out, size_t *outlen)
 {
-	struct stat	 st;
+	struct stat	st;
+
+	return util_read_sized(fd, fstat(fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) ? st.st_size : -1, max, out, outlen);
+}
+
+int
+util_read_sized(int fd, off_t size, size_t max, char **out, size_t *outlen)
+{
 	char		*buf, *nb;
 	size_t		 cap = 4096, len = 0;
 	size_t		 ncap;
 	ssize_t		 n;
-	int		 reg = 0;
+	int		 reg = size >= 0;
 
 	/*
 	 * One read of the size fstat gives: a regular file's read that
 	 * returns less than was asked for is at its end; others (a pipe)
 	 * are read until a read returns 0.
 	 */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		reg = 1;
-	if (reg && st.st_size > 0 && (size_t)st.st_size < max)
-		cap = (size_t)st.st_size + 1;
+	if (reg && size > 0 && (size_t)size < max)
+		cap = (size_t)size + 1;
 	if (cap > max + 1)
 		cap = max + 1;
 	if ((buf = malloc(cap)) == NULL)

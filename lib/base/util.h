@@ -30,6 +30,10 @@ int	util_write_all(int fd, const void *buf, size_t len);
  */
 int	util_open_regular(int dirfd, const char *name, int nofollow);
 
+/* util_open_regular, with what its fstat found in *st. */
+int	util_open_regular_st(int dirfd, const char *name, int nofollow,
+	    struct stat *st);
+
 /*
  * Read fd to its end (whatever its size said: a file may grow while it
  * is read) into a new NUL-terminated buffer of at most max bytes, the
@@ -37,6 +41,13 @@ int	util_open_regular(int dirfd, const char *name, int nofollow);
  * (EFBIG past max) and nothing to free.
  */
 int	util_read_all(int fd, size_t max, char **out, size_t *len);
+
+/*
+ * util_read_all of a regular file whose size the caller's fstat gave
+ * (size), or of anything (size -1): no fstat of its own.
+ */
+int	util_read_sized(int fd, off_t size, size_t max, char **out,
+	    size_t *len);
 
 /*
  * Replace the operator's file at path with len bytes of data (the keys

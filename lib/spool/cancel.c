@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -12,36 +13,35 @@
 #include "spool/counts.h"
 #include "spool/event.h"
 #include "spool/msgdoc.h"
+#include "spool/spool_impl.h"
 
 json_t *
 spool_lookup(struct spool *s, const char *id, const char *client,
     enum spool_dir *dir, char *name, char *err, size_t errlen)
 {
 	json_t		*doc;
+	struct stat	 st;
 	const char	*owner;
-	int		 tries;
+	int		 fd;
 
-	util_seterr(err, errlen, "%s: no such message", id);
-	/* A file can move between the look and the read: look again. */
-	for (tries = 0; tries < CANCEL_TRIES; tries++) {
-		if (spool_find(s, id, dir, name) == -1)
-			break;
-		if ((doc = spool_load(s, *dir, name, err, errlen)) != NULL) {
-			owner = msgdoc_client(doc);
-			/* Another client's message does not exist for this
-			 * one. */
-			if (client != NULL && strcmp(owner != NULL ? owner :
-			    "", client) != 0) {
-				json_decref(doc);
-				break;
-			}
-			return doc;
-		}
-		if (errno != ENOENT)
-			return NULL;
+	/*
+	 * The open is the look: the file read is the one found, wherever it
+	 * moves meanwhile (spool_find_open).
+	 */
+	if ((fd = spool_find_open(s, id, dir, name, &st, err, errlen)) == -1 ||
+	    (doc = spool_doc_read(s, fd, st.st_size, *dir, name, err,
+	    errlen)) == NULL)
+		return NULL;
+	owner = msgdoc_client(doc);
+	/* Another client's message does not exist for this one. */
+	if (client != NULL && strcmp(owner != NULL ? owner : "",
+	    client) != 0) {
+		json_decref(doc);
+		util_seterr(err, errlen, "%s: no such message", id);
+		errno = ENOENT;
+		return NULL;
 	}
-	errno = ENOENT;
-	return NULL;
+	return doc;
 }
 
 /* Whether doc in dir was canceled: its status says so. */

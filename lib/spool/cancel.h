@@ -30,7 +30,8 @@
 /*
  * The message id of client (any client's when client is NULL) in any
  * state but tmp/: its document, *dir and name (SPOOL_NAME_MAX bytes).
- * A file that moves between the look and the read is looked up again.
+ * The look opens the file, so one that moves on meanwhile is still
+ * read whole, from where it was found.
  * NULL with errno ENOENT when there is none (or it is another client's),
  * or another errno when it cannot be read (the reason in err).  The
  * caller frees the document.

@@ -21,6 +21,7 @@
 #include "base/netfs.h"
 #include "base/util.h"
 #include "base/valid.h"
+#include "spool/cancel.h"
 #include "spool/inbox.h"
 #include "spool/list.h"
 #include "spool/spool.h"
@@ -55,32 +56,15 @@ from_file(struct page *pg, const struct line *l, int *st, int *gone)
 	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
 	char		 err[256], *text = NULL;
 	const char	*status;
-	int		 tries;
 
 	*gone = 0;
 	memcpy(id, l->id, SPOOL_ID_LEN);
 	id[SPOOL_ID_LEN] = '\0';
-	for (tries = 0; tries < 3; tries++) {
-		if (spool_find(pg->s, id, &dir, name) == -1) {
-			*gone = 1;
-			return NULL;
-		}
-		if ((doc = spool_load(pg->s, dir, name, err,
-		    sizeof(err))) != NULL)
-			break;
-		if (errno != ENOENT) {
+	/* Not there, or another client's: gone from this one's list. */
+	if ((doc = spool_lookup(pg->s, id, pg->client, &dir, name, err,
+	    sizeof(err))) == NULL) {
+		if (errno != ENOENT)
 			log_warn("lists: %s", err);
-			*gone = 1;
-			return NULL;
-		}
-	}
-	if (doc == NULL) {
-		*gone = 1;
-		return NULL;
-	}
-	if (msgdoc_client(doc) == NULL ||
-	    strcmp(msgdoc_client(doc), pg->client) != 0) {
-		json_decref(doc);
 		*gone = 1;
 		return NULL;
 	}

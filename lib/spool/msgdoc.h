@@ -17,6 +17,7 @@
 #define MSGDOC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 #include <jansson.h>
 
@@ -39,6 +40,10 @@ json_t		*msgdoc_new(const char *id, const char *channel,
  * byte a call).  NULL with je filled (when given) on any error.
  */
 json_t		*msgdoc_loadfd(int fd, size_t flags, json_error_t *je);
+
+/* msgdoc_loadfd of a regular file of size (its fstat's), or -1. */
+json_t		*msgdoc_load_sized(int fd, off_t size, size_t flags,
+		    json_error_t *je);
 
 /*
  * Whether doc may be the spool file name: an object of our version

@@ -51,9 +51,13 @@ spool_dir_parse(const char *name)
 int
 spool_statefd(struct spool *s, int d)
 {
-	if (s->fds[d] == -1)
+	if (s->fds[d] == -1) {
 		s->fds[d] = openat(s->rootfd, spool_dirnames[d],
 		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* Held for the next request, with the root it is in. */
+		if (s->seen != NULL)
+			s->seen->fds[d] = s->fds[d];
+	}
 	return s->fds[d];
 }
 
@@ -133,10 +137,11 @@ spool_free(struct spool *s)
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < SPOOL__MAX; i++)
+	/* Borrowed from what a worker holds: left open for its next. */
+	for (i = 0; i < SPOOL__MAX && s->seen == NULL; i++)
 		if (s->fds[i] != -1)
 			close(s->fds[i]);
-	if (s->rootfd != -1)
+	if (s->rootfd != -1 && s->seen == NULL)
 		close(s->rootfd);
 	if (s->scan != NULL)
 		closedir(s->scan);
@@ -191,20 +196,24 @@ spool_remove(struct spool *s, enum spool_dir d, const char *name)
  * reference, or NULL with the reason in err and errno EINVAL.
  */
 json_t *
-spool_doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
-    char *err, size_t errlen)
+spool_doc_read(struct spool *s, int fd, off_t size, enum spool_dir d,
+    const char *name, char *err, size_t errlen)
 {
 	json_error_t	 je;
 	json_t		*doc;
 	char		 where[4096];
 
-	doc = msgdoc_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	doc = msgdoc_load_sized(fd, size, JSON_REJECT_DUPLICATES |
+	    JSON_ALLOW_NUL, &je);
 	close(fd);
-	snprintf(where, sizeof(where), "%s/%s", s->root, spool_dirnames[d]);
 	if (doc == NULL)
-		util_seterr(err, errlen, "%s/%s: line %d: %s", where, name,
-		    je.line, je.text);
-	else if (msgdoc_check(doc, where, name, err, errlen) == -1) {
+		util_seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
+		    spool_dirnames[d], name, je.line, je.text);
+	/* where is for the reason only: made when there is one. */
+	else if (msgdoc_check(doc, NULL, name, NULL, 0) == -1) {
+		snprintf(where, sizeof(where), "%s/%s", s->root,
+		    spool_dirnames[d]);
+		msgdoc_check(doc, where, name, err, errlen);
 		json_decref(doc);
 		doc = NULL;
 	}
@@ -232,27 +241,29 @@ state_path(enum spool_dir d, const char *name, char *buf, size_t len)
 }
 
 static int
-state_open(struct spool *s, enum spool_dir d, const char *name)
+state_open(struct spool *s, enum spool_dir d, const char *name,
+    struct stat *st)
 {
 	char	path[32 + SPOOL_NAME_MAX];
 
 	if (s->fds[d] != -1 || state_path(d, name, path, sizeof(path)) == -1)
-		return util_open_regular(spool_statefd(s, d), name, 1);
-	return util_open_regular(s->rootfd, path, 1);
+		return util_open_regular_st(spool_statefd(s, d), name, 1, st);
+	return util_open_regular_st(s->rootfd, path, 1, st);
 }
 
 int
 spool_doc_open(struct spool *s, enum spool_dir d, const char *name, char *err,
     size_t errlen)
 {
-	int	fd, e;
+	struct stat	st;
+	int		fd, e;
 
 	if (strchr(name, '/') != NULL || name[0] == '.') {
 		util_seterr(err, errlen, "%s: bad name", name);
 		errno = EINVAL;
 		return -1;
 	}
-	if ((fd = state_open(s, d, name)) == -1) {
+	if ((fd = state_open(s, d, name, &st)) == -1) {
 		e = errno;
 		util_seterr(err, errlen, "%s/%s/%s: %s", s->root, spool_dirnames[d],
 		    name, e == ELOOP ? "a symbolic link, not followed" :
@@ -270,7 +281,7 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 
 	if ((fd = spool_doc_open(s, d, name, err, errlen)) == -1)
 		return NULL;
-	return spool_doc_read(s, fd, d, name, err, errlen);
+	return spool_doc_read(s, fd, -1, d, name, err, errlen);
 }
 
 /*
@@ -409,6 +420,36 @@ spool_find(struct spool *s, const char *id, enum spool_dir *dir, char *name)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+int
+spool_find_open(struct spool *s, const char *id, enum spool_dir *dir,
+    char *name, struct stat *st, char *err, size_t errlen)
+{
+	int	d, fd, first;
+
+	util_seterr(err, errlen, "%s: no such message", id);
+	if (!ulid_valid(id)) {
+		errno = ENOENT;
+		return -1;
+	}
+	snprintf(name, SPOOL_NAME_MAX, "%s.json", id);
+	/* spool_find's order, and what it passes over: anything but a file. */
+	for (d = SPOOL_SENT, first = 1; d < SPOOL__MAX;
+	    d = first ? SPOOL_NEW : d + 1, first = 0) {
+		if ((fd = state_open(s, (enum spool_dir)d, name, st)) != -1) {
+			*dir = (enum spool_dir)d;
+			return fd;
+		}
+		if (errno != ENOENT && errno != ELOOP && errno != EINVAL &&
+		    errno != ENOTDIR) {
+			util_seterr(err, errlen, "%s/%s/%s: %s", s->root,
+			    spool_dirnames[d], name, strerror(errno));
+			return -1;
+		}
+	}
+	errno = ENOENT;
 	return -1;
 }
 

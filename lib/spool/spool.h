@@ -60,17 +60,35 @@ struct spool_seen {
 	struct timespec	 mtim;
 	struct timespec	 ctim;
 	int		 valid;
+	int		 local;	/* the root's file system is this host's */
+	/*
+	 * On a local file system, while valid: the root and the states the
+	 * requests opened, held for the next request (held 1; each fd -1
+	 * until opened) until spool_seen_release.
+	 */
+	int		 held;
+	int		 rootfd;
+	int		 fds[SPOOL__MAX];
+	struct timespec	 opened;	/* when rootfd was, by its path */
 };
 
 /*
  * spool_open(root, 0) for a process that opens the same spool request
  * after request (msgspool-fcgi's workers; seen is theirs, kept between
- * requests): while an fstat finds the root as seen when every state was
+ * requests): while a stat finds the root as seen when every state was
  * there, the states are not looked at again (spool_seen.c says why that
- * holds), else they are, as spool_open looks, and seen is updated.
+ * holds), else they are, as spool_open looks, and seen is updated.  On
+ * a local file system the spool borrows the root and states seen holds
+ * (spool_free leaves them open), and what it opens is held there too.
  */
 struct spool	*spool_open_seen(const char *root, struct spool_seen *seen,
 		    char *err, size_t errlen);
+
+/*
+ * Close what seen holds (its root and states), as a worker with no
+ * request waiting does; what it saw stays known.
+ */
+void		 spool_seen_release(struct spool_seen *seen);
 
 void		 spool_free(struct spool *);
 

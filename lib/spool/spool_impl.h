@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <jansson.h>
 
@@ -34,6 +35,7 @@ struct spool {
 	struct list_cache *lcache;	/* those names (list_cache.c) */
 	int		 flink;		/* linkat AT_EMPTY_PATH: 1, -1, 0 */
 	struct timespec	 opened;	/* when rootfd was (CLOCK_MONOTONIC) */
+	struct spool_seen *seen;	/* rootfd and fds its (spool_open_seen) */
 };
 
 /* A held message's name in tmp/ (hold.c): its name and this. */
@@ -108,11 +110,24 @@ int		 spool_doc_open(struct spool *, enum spool_dir d,
 		    const char *name, char *err, size_t errlen);
 
 /*
- * Parse the document open on fd (closed here) that is dir/name.  A new
- * reference, or NULL with the reason in err and errno EINVAL.
+ * Parse the document open on fd (closed here) that is dir/name, of size
+ * bytes (its fstat's; -1: not known).  A new reference, or NULL with
+ * the reason in err and errno EINVAL.
  */
-json_t		*spool_doc_read(struct spool *, int fd, enum spool_dir d,
-		    const char *name, char *err, size_t errlen);
+json_t		*spool_doc_read(struct spool *, int fd, off_t size,
+		    enum spool_dir d, const char *name, char *err,
+		    size_t errlen);
+
+/*
+ * spool_find and spool_doc_open at once, the open being the look: the
+ * file of id open in the first state, in spool_find's order, where it
+ * is a regular file, with *dir, name and *st set.  -1 with errno ENOENT
+ * when it is in none, or with the error that stopped the look (the
+ * reason in err).
+ */
+int		 spool_find_open(struct spool *, const char *id,
+		    enum spool_dir *dir, char *name, struct stat *st,
+		    char *err, size_t errlen);
 
 /*
  * Move dir/name, which is not a spool file, aside into failed/ without

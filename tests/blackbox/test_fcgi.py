@@ -263,3 +263,39 @@ def test_a_state_removed_from_a_settled_spool_is_503_at_once(private):
     os.utime(inst.spool, (old, old))
     for _ in range(3 * DEFAULT_WORKERS):
         assert srv.get(path).status_code == 200
+
+
+def _spool_fds(server, spool):
+    """The descriptors of server's workers open on something in spool."""
+    root = os.path.realpath(spool)
+    held = []
+    for pid in _workers(server):
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in names:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target == root or target.startswith(root + "/"):
+                held.append((pid, target))
+    return held
+
+
+def test_an_idle_worker_holds_nothing_of_the_spool(private):
+    """Under load a worker holds the spool's root and states from one
+    request to the next (msgspool-fcgi(8), Per request); one with no
+    request waiting lets them go before it answers, so that after
+    requests one at a time none is open, whatever was asked."""
+    srv, inst = private()
+    r = srv.sms()
+    assert r.status_code == 202, r.text
+    path = "/messages/" + r.json()["smsId"]
+    old = time.time() - 3600
+    os.utime(inst.spool, (old, old))
+    for _ in range(3 * DEFAULT_WORKERS):
+        assert srv.get(path).status_code == 200
+        assert srv.sms().status_code == 202
+    assert _spool_fds(srv, inst.spool) == []

@@ -1,6 +1,7 @@
 /*
  * test_cancel.c: unit tests for lib/spool/cancel.c (cancel.h): a
- * message looked up by its id, for its client or any; its cancel from
+ * message looked up by its id, for its client or any, past what is not
+ * a file, an error of the look told as such; its cancel from
  * new/ or deferred/ into failed/ with its webhook event, its line in
  * its client's list and its count, the claim let go; the same answer
  * again; a message
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +100,72 @@ test_lookup(void **state)
 	assert_null(spool_lookup(f->sp, "01ARZ3NDEKTSV4RRFFQ69G5FAV", NULL,
 	    &dir, found, err, sizeof(err)));
 	assert_int_equal(errno, ENOENT);
+}
+
+/*
+ * The look is the open (spool_find_open): in spool_find's order, what
+ * is not a regular file passed over, as spool_find passes it: a link in
+ * sent/, a FIFO in new/ (opened without blocking), a directory in
+ * deferred/; the message found in failed/, whole.
+ */
+static void
+test_lookup_passes_over(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX], err[256];
+	char		 found[SPOOL_NAME_MAX], path[256], from[256];
+	enum spool_dir	 dir;
+	json_t		*doc, *want;
+
+	want = enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name));
+	state_path(f, SPOOL_NEW, name, from, sizeof(from));
+	state_path(f, SPOOL_FAILED, name, path, sizeof(path));
+	assert_int_equal(rename(from, path), 0);
+	state_path(f, SPOOL_SENT, name, from, sizeof(from));
+	assert_int_equal(symlink(path, from), 0);
+	state_path(f, SPOOL_NEW, name, from, sizeof(from));
+	assert_int_equal(mkfifo(from, 0600), 0);
+	state_path(f, SPOOL_DEFERRED, name, from, sizeof(from));
+	assert_int_equal(mkdir(from, 0700), 0);
+	doc = spool_lookup(f->sp, id, "acme", &dir, found, err, sizeof(err));
+	assert_non_null(doc);
+	assert_int_equal(dir, SPOOL_FAILED);
+	assert_string_equal(found, name);
+	assert_true(json_equal(doc, want));
+	json_decref(doc);
+	json_decref(want);
+}
+
+/*
+ * A look that cannot be made (no descriptor left) is that error, not
+ * "no such message": the caller answers 500, never 404.
+ */
+static void
+test_lookup_error(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX], err[256];
+	char		 found[SPOOL_NAME_MAX];
+	enum spool_dir	 dir;
+	struct rlimit	 was, low;
+	int		 fds[64], n = 0, fd, e;
+
+	json_decref(enqueue(f, SPOOL_NEW, "x", id, name, sizeof(name)));
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	low = was;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (fd = dup(0)) != -1)
+		fds[n++] = fd;
+	errno = 0;
+	assert_null(spool_lookup(f->sp, id, NULL, &dir, found, err,
+	    sizeof(err)));
+	e = errno;
+	while (n > 0)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+	assert_int_equal(e, EMFILE);
+	assert_non_null(strstr(err, name));
 }
 
 /*
@@ -243,6 +312,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lookup, setup_spool,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_passes_over,
+		    setup_spool, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_error,
+		    setup_spool, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_queued,
 		    setup_spool, teardown),
 		cmocka_unit_test_setup_teardown(

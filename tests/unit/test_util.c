@@ -182,6 +182,64 @@ test_read_all(void **state)
 	assert_int_equal(errno, EBADF);
 }
 
+/*
+ * util_read_sized trusts the size it is given for its first read only:
+ * a file grown since its fstat is still read whole, one shrunk ends
+ * where it ends, max still bounds it; size -1 reads anything to its
+ * end.  And
+ * util_open_regular_st gives the fstat it made.
+ */
+static void
+test_read_sized(void **state)
+{
+	char		 path[] = "/tmp/msgspool-test-util-XXXXXX";
+	char		*out;
+	struct stat	 st;
+	size_t		 len;
+	int		 fd, p[2];
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(util_write_all(fd, "0123456789", 10), 0);
+	close(fd);
+	fd = util_open_regular_st(AT_FDCWD, path, 1, &st);
+	assert_int_not_equal(fd, -1);
+	assert_int_equal(st.st_size, 10);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(util_read_sized(fd, 10, 100, &out, &len), 0);
+	assert_int_equal(len, 10);
+	free(out);
+	/* Said smaller (grown since its fstat): read whole. */
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(util_read_sized(fd, 5, 100, &out, &len), 0);
+	assert_int_equal(len, 10);
+	assert_string_equal(out, "0123456789");
+	free(out);
+	/* Said larger than it is: what there is. */
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(util_read_sized(fd, 50, 100, &out, &len), 0);
+	assert_int_equal(len, 10);
+	free(out);
+	/* Past max, whatever the size said: EFBIG. */
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(util_read_sized(fd, 2, 9, &out, &len), -1);
+	assert_int_equal(errno, EFBIG);
+	close(fd);
+	/* A directory is no regular file. */
+	errno = 0;
+	assert_int_equal(util_open_regular_st(AT_FDCWD, "/tmp", 1, &st), -1);
+	assert_int_equal(errno, EINVAL);
+	unlink(path);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(util_write_all(p[1], "abc", 3), 0);
+	close(p[1]);
+	assert_int_equal(util_read_sized(p[0], -1, 100, &out, &len), 0);
+	assert_int_equal(len, 3);
+	assert_string_equal(out, "abc");
+	free(out);
+	close(p[0]);
+}
+
 /* How many names dir has besides "f" (its temporary files). */
 static int
 beside(const char *dir)
@@ -359,6 +417,7 @@ main(void)
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_lock_range),
 		cmocka_unit_test(test_read_all),
+		cmocka_unit_test(test_read_sized),
 		cmocka_unit_test(test_replace_file_new_and_old),
 		cmocka_unit_test(test_replace_file_refuses_another_owner),
 	};
