@@ -74,7 +74,7 @@ LIB_SPOOL	 = spool claim commit hold area msgdoc msgdoc_receipt receipt blob \
 		   inbox inbound list list_append list_seg list_cache list_page \
 		   list_rewrite list_build metrics dsync tmpfile
 LIB_CONTENT	 = keys html sms tmpl unsub keyword route
-LIB_HTTP	 = http problem cgi serve batch idem rate attach
+LIB_HTTP	 = http problem cgi serve batch idem rate attach memo
 # msgspool erase: an address erased from every area of the spool.
 LIB_SPOOL	+= erase erase_files
 # Who holds a claim: its owner's record in claims/ (spool/claim_owner.c).

@@ -2,8 +2,9 @@
  * messages: GET and DELETE /messages/{id} (conf/openapi.yaml,
  * MessageStatus): what happened to one message of the caller, and its
  * cancel.  The status comes from where the file is and what it records
- * (msgdoc_status); a lookup is a few stats and one read, whatever the
- * spool's size.  A cancel takes the file the way a daemon claims it (a
+ * (msgdoc_status); a lookup is a few opens and one read, whatever the
+ * spool's size, and under msgspool-fcgi a reply made from the same bytes
+ * before is answered again without parsing them (memo.h).  A cancel takes the file the way a daemon claims it (a
  * lock and a rename into cur/), so the two never both win, and records
  * it in failed/ marked canceled.
  *
@@ -28,6 +29,7 @@
 #include "base/log.h"
 #include "endpoints.h"
 #include "http/cgi.h"
+#include "http/memo.h"
 #include "http/problem.h"
 #include "spool/cancel.h"
 #include "spool/inbox.h"
@@ -100,33 +102,6 @@ lookup_inbound(struct ctx *ctx, const char *id, enum spool_dir *dir,
 	return doc;
 }
 
-/*
- * The caller's message id: its state and document (an inbound
- * message's: state INBOUND_DIR), or NULL with *r the response (404, or
- * 500).
- */
-static json_t *
-lookup(struct ctx *ctx, const char *id, enum spool_dir *dir, char *name,
-    struct response **r)
-{
-	json_t	*doc;
-	char	 err[512];
-
-	*r = NULL;
-	if ((doc = spool_lookup(ctx->spool, id, ctx->client->id, dir, name,
-	    err, sizeof(err))) != NULL)
-		return doc;
-	if (errno != ENOENT) {
-		log_err("messages: %s", err);
-		*r = response_error(500, "the message cannot be read");
-		return NULL;
-	}
-	if ((doc = lookup_inbound(ctx, id, dir, r)) != NULL || *r != NULL)
-		return doc;
-	*r = not_found(id);
-	return NULL;
-}
-
 static struct response *
 status_reply(const json_t *doc, enum spool_dir dir)
 {
@@ -134,6 +109,74 @@ status_reply(const json_t *doc, enum spool_dir dir)
 		return response_json(200, inbox_object(doc));
 	return response_json(200, msgdoc_status_object(doc,
 	    spool_dirname(dir), 1));
+}
+
+/*
+ * No message id of the caller's in the spool's states (why in err,
+ * errno ENOENT), or one that cannot be read (any other errno): its
+ * inbound message, 404, or 500.
+ */
+static struct response *
+not_in_states(struct ctx *ctx, const char *id, const char *err)
+{
+	struct response	*r;
+	enum spool_dir	 dir;
+	json_t		*doc;
+
+	if (errno != ENOENT) {
+		log_err("messages: %s", err);
+		return response_error(500, "the message cannot be read");
+	}
+	if ((doc = lookup_inbound(ctx, id, &dir, &r)) == NULL)
+		return r != NULL ? r : not_found(id);
+	r = status_reply(doc, dir);
+	json_decref(doc);
+	return r;
+}
+
+/*
+ * GET /messages/{id}: the caller's message's status, from its file,
+ * read for each request.  A persistent process's memo (memo.h) answers
+ * a file whose bytes and state are those of an earlier reply with that
+ * reply, unparsed; any other is parsed, answered and remembered.
+ */
+static struct response *
+status_get(struct ctx *ctx, const char *id)
+{
+	struct memo		*memo = ctx->req->io != NULL ?
+				    ctx->req->io->memo : NULL;
+	const struct memo_entry	*e;
+	struct response		*r;
+	enum spool_dir		 dir;
+	json_t			*doc;
+	char			 name[SPOOL_NAME_MAX], err[512], *text;
+	size_t			 len;
+
+	if (spool_find_read(ctx->spool, id, &dir, name, &text, &len, err,
+	    sizeof(err)) == -1)
+		return not_in_states(ctx, id, err);
+	if (memo != NULL && (e = memo_get(memo, name, dir, text,
+	    len)) != NULL) {
+		free(text);
+		if (strcmp(e->owner, ctx->client->id) == 0)
+			return response_new(200, "application/json", e->reply,
+			    e->replylen);
+		/* Another client's does not exist for this one. */
+		errno = ENOENT;
+		return not_in_states(ctx, id, "");
+	}
+	if ((doc = spool_lookup_doc(ctx->spool, text, len, dir, name,
+	    ctx->client->id, err, sizeof(err))) == NULL) {
+		free(text);
+		return not_in_states(ctx, id, err);
+	}
+	r = status_reply(doc, dir);
+	if (memo != NULL && r != NULL && r->status == 200)
+		memo_put(memo, name, (int)dir, text, len, msgdoc_client(doc),
+		    r->body, r->body_len);
+	free(text);
+	json_decref(doc);
+	return r;
 }
 
 /*
@@ -501,9 +544,7 @@ messages(struct ctx *ctx)
 	struct response	*r;
 	struct client	 acting;
 	struct ctx	 actx;
-	enum spool_dir	 dir;
-	json_t		*doc;
-	char		 id[SPOOL_ID_LEN + 1], name[SPOOL_NAME_MAX];
+	char		 id[SPOOL_ID_LEN + 1];
 
 	/* An admin key's client=ID: that client's messages, not its own. */
 	if (cgi_acting_client(ctx, &acting, &r) == -1)
@@ -519,11 +560,7 @@ messages(struct ctx *ctx)
 		    "26 characters"));
 	if (strcmp(ctx->req->method, "DELETE") == 0)
 		return cancel(ctx, id);
-	if ((doc = lookup(ctx, id, &dir, name, &r)) == NULL)
-		return r;
-	r = status_reply(doc, dir);
-	json_decref(doc);
-	return r;
+	return status_get(ctx, id);
 }
 
 /* /messages lists (GET); /messages/{id} is one message (GET, DELETE). */

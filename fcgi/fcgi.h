@@ -11,6 +11,7 @@
 #include "content/keys.h"
 #include "content/tmpl.h"
 #include "http/cgi.h"
+#include "http/memo.h"
 #include "spool/spool.h"
 
 /*
@@ -69,6 +70,7 @@ struct fcgi_cache {
 	struct tmpl_cache tmpls;
 	struct spool_seen seen;	/* the spool's root (spool_open_seen) */
 	struct spool_keep spool;	/* the group commit's record */
+	struct memo	 memo;	/* replies by the bytes they came from */
 };
 
 /*

@@ -225,6 +225,7 @@ worker(int sock, const char *config)
 	io.seen = &cache.seen;
 	f.sock = sock;
 	io.keep = &cache.spool;
+	io.memo = &cache.memo;
 	arena_init(&json_arena);
 	if (JSON_ARENA)
 		json_set_alloc_funcs(json_arena_malloc, json_arena_free);

@@ -20,6 +20,7 @@ struct spool;
 struct spool_seen;
 struct cgi_io;
 struct spool_keep;
+struct memo;
 struct route_table;
 
 /*
@@ -157,6 +158,11 @@ struct cgi_io {
 	 * spool_lend), lent to each spool the request opens; NULL: none.
 	 */
 	struct spool_keep *keep;
+	/*
+	 * The caller's memo of replies (memo.h), kept between requests;
+	 * NULL: none, each reply is made anew.
+	 */
+	struct memo	*memo;
 	/*
 	 * Called once the request's work is done, its spool closed, before
 	 * its reply is written (NULL: nothing to do): where a persistent

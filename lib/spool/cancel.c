@@ -3,8 +3,8 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -16,31 +16,45 @@
 #include "spool/spool_impl.h"
 
 json_t *
-spool_lookup(struct spool *s, const char *id, const char *client,
-    enum spool_dir *dir, char *name, char *err, size_t errlen)
+spool_lookup_doc(struct spool *s, const char *text, size_t len,
+    enum spool_dir dir, const char *name, const char *client, char *err,
+    size_t errlen)
 {
 	json_t		*doc;
-	struct stat	 st;
 	const char	*owner;
-	int		 fd;
 
-	/*
-	 * The open is the look: the file read is the one found, wherever it
-	 * moves meanwhile (spool_find_open).
-	 */
-	if ((fd = spool_find_open(s, id, dir, name, &st, err, errlen)) == -1 ||
-	    (doc = spool_doc_read(s, fd, st.st_size, *dir, name, err,
-	    errlen)) == NULL)
+	if ((doc = spool_doc_parse(s, text, len, dir, name, err, errlen)) ==
+	    NULL)
 		return NULL;
 	owner = msgdoc_client(doc);
 	/* Another client's message does not exist for this one. */
 	if (client != NULL && strcmp(owner != NULL ? owner : "",
 	    client) != 0) {
 		json_decref(doc);
-		util_seterr(err, errlen, "%s: no such message", id);
+		util_seterr(err, errlen, "%.*s: no such message", SPOOL_ID_LEN,
+		    name);
 		errno = ENOENT;
 		return NULL;
 	}
+	return doc;
+}
+
+json_t *
+spool_lookup(struct spool *s, const char *id, const char *client,
+    enum spool_dir *dir, char *name, char *err, size_t errlen)
+{
+	json_t	*doc;
+	char	*text;
+	size_t	 len;
+
+	/*
+	 * The open is the look: the file read is the one found, wherever it
+	 * moves meanwhile (spool_find_read).
+	 */
+	if (spool_find_read(s, id, dir, name, &text, &len, err, errlen) == -1)
+		return NULL;
+	doc = spool_lookup_doc(s, text, len, *dir, name, client, err, errlen);
+	free(text);
 	return doc;
 }
 

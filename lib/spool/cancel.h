@@ -40,6 +40,17 @@ json_t		*spool_lookup(struct spool *, const char *id,
 		    const char *client, enum spool_dir *dir, char *name,
 		    char *err, size_t errlen);
 
+/*
+ * spool_lookup's second step, for a caller that read the file itself
+ * (spool_find_read): the document of text, len bytes, the file dir/name,
+ * when it is client's (any client's: NULL).  NULL with errno EINVAL and
+ * the reason in err when it is no document of ours, ENOENT when it is
+ * another client's.
+ */
+json_t		*spool_lookup_doc(struct spool *, const char *text, size_t len,
+		    enum spool_dir dir, const char *name, const char *client,
+		    char *err, size_t errlen);
+
 enum cancel_result {
 	CANCEL_DONE,		/* canceled now */
 	CANCEL_ALREADY,		/* canceled before: the same answer again */

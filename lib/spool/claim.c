@@ -162,7 +162,7 @@ spool_take(struct spool *s, enum spool_dir from, const char *name,
 		return fd;
 	}
 	/* The read starts where the file does: the lock fd was not read. */
-	*doc = spool_doc_read(s, dup_fd, -1, SPOOL_CUR, name, err, errlen);
+	*doc = spool_doc_read(s, dup_fd, SPOOL_CUR, name, err, errlen);
 	return fd;
 }
 
@@ -205,8 +205,7 @@ spool_retry(struct spool *s, enum spool_dir from, const char *name,
 		errno = e;
 		return -1;
 	}
-	if ((doc = spool_doc_read(s, rfd, -1, from, name, err,
-	    errlen)) == NULL) {
+	if ((doc = spool_doc_read(s, rfd, from, name, err, errlen)) == NULL) {
 		close(fd);
 		errno = EINVAL;
 		return -1;

@@ -514,26 +514,15 @@ msgdoc_upload_check(const json_t *doc, const char *id, time_t notbefore)
 	return 0;
 }
 
-/* Larger is not a document of ours (an email's is at most its body). */
-#define MSGDOC_READ_MAX	((size_t)256 * 1024 * 1024)
 
 json_t *
 msgdoc_loadfd(int fd, size_t flags, json_error_t *je)
-{
-	struct stat	st;
-
-	return msgdoc_load_sized(fd, fstat(fd, &st) == 0 &&
-	    S_ISREG(st.st_mode) ? st.st_size : -1, flags, je);
-}
-
-json_t *
-msgdoc_load_sized(int fd, off_t size, size_t flags, json_error_t *je)
 {
 	json_t	*doc;
 	char	*buf;
 	size_t	 len;
 
-	if (util_read_sized(fd, size, MSGDOC_READ_MAX, &buf, &len) == -1) {
+	if (util_read_all(fd, MSGDOC_READ_MAX, &buf, &len) == -1) {
 		if (je != NULL) {
 			memset(je, 0, sizeof(*je));
 			je->line = -1;

@@ -17,7 +17,6 @@
 #define MSGDOC_H
 
 #include <stddef.h>
-#include <sys/types.h>
 #include <time.h>
 #include <jansson.h>
 
@@ -34,16 +33,15 @@
 json_t		*msgdoc_new(const char *id, const char *channel,
 		    const char *client, time_t notbefore, json_t *message);
 
+/* Larger is not a document of ours (an email's is at most its body). */
+#define MSGDOC_READ_MAX	((size_t)256 * 1024 * 1024)
+
 /*
  * Parse the JSON file open on fd, from its offset to its end, with
  * jansson's flags: the whole file in one buffer (json_loadfd reads a
  * byte a call).  NULL with je filled (when given) on any error.
  */
 json_t		*msgdoc_loadfd(int fd, size_t flags, json_error_t *je);
-
-/* msgdoc_loadfd of a regular file of size (its fstat's), or -1. */
-json_t		*msgdoc_load_sized(int fd, off_t size, size_t flags,
-		    json_error_t *je);
 
 /*
  * Whether doc may be the spool file name: an object of our version

@@ -196,16 +196,15 @@ spool_remove(struct spool *s, enum spool_dir d, const char *name)
  * reference, or NULL with the reason in err and errno EINVAL.
  */
 json_t *
-spool_doc_read(struct spool *s, int fd, off_t size, enum spool_dir d,
-    const char *name, char *err, size_t errlen)
+spool_doc_parse(struct spool *s, const char *text, size_t len,
+    enum spool_dir d, const char *name, char *err, size_t errlen)
 {
 	json_error_t	 je;
 	json_t		*doc;
 	char		 where[4096];
 
-	doc = msgdoc_load_sized(fd, size, JSON_REJECT_DUPLICATES |
-	    JSON_ALLOW_NUL, &je);
-	close(fd);
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &je);
 	if (doc == NULL)
 		util_seterr(err, errlen, "%s/%s/%s: line %d: %s", s->root,
 		    spool_dirnames[d], name, je.line, je.text);
@@ -219,6 +218,44 @@ spool_doc_read(struct spool *s, int fd, off_t size, enum spool_dir d,
 	}
 	if (doc == NULL)
 		errno = EINVAL;
+	return doc;
+}
+
+/* Read the file open on fd (closed here), size bytes or -1: unknown. */
+static int
+doc_text(struct spool *s, int fd, off_t size, enum spool_dir d,
+    const char *name, char **text, size_t *len, char *err, size_t errlen)
+{
+	int	e;
+
+	if (util_read_sized(fd, size, MSGDOC_READ_MAX, text, len) == -1) {
+		e = errno;
+		close(fd);
+		util_seterr(err, errlen, "%s/%s/%s: cannot be read: %s",
+		    s->root, spool_dirnames[d], name, strerror(e));
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+json_t *
+spool_doc_read(struct spool *s, int fd, enum spool_dir d, const char *name,
+    char *err, size_t errlen)
+{
+	struct stat	 st;
+	json_t		*doc;
+	char		*text;
+	size_t		 len;
+
+	if (doc_text(s, fd, fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+	    st.st_size : -1, d, name, &text, &len, err, errlen) == -1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	doc = spool_doc_parse(s, text, len, d, name, err, errlen);
+	free(text);
 	return doc;
 }
 
@@ -281,7 +318,7 @@ spool_load(struct spool *s, enum spool_dir d, const char *name, char *err,
 
 	if ((fd = spool_doc_open(s, d, name, err, errlen)) == -1)
 		return NULL;
-	return spool_doc_read(s, fd, -1, d, name, err, errlen);
+	return spool_doc_read(s, fd, d, name, err, errlen);
 }
 
 /*
@@ -451,6 +488,18 @@ spool_find_open(struct spool *s, const char *id, enum spool_dir *dir,
 	}
 	errno = ENOENT;
 	return -1;
+}
+
+int
+spool_find_read(struct spool *s, const char *id, enum spool_dir *dir,
+    char *name, char **text, size_t *len, char *err, size_t errlen)
+{
+	struct stat	st;
+	int		fd;
+
+	if ((fd = spool_find_open(s, id, dir, name, &st, err, errlen)) == -1)
+		return -1;
+	return doc_text(s, fd, st.st_size, *dir, name, text, len, err, errlen);
 }
 
 size_t

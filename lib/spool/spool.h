@@ -256,6 +256,18 @@ void		 spool_names_free(char **names, size_t n);
 int		 spool_find(struct spool *, const char *id,
 		    enum spool_dir *dir, char *name);
 
+/*
+ * Read the file of the message id, found in spool_find's order by its
+ * open (a link, FIFO or directory of its name passed over as spool_find
+ * passes it): its text into *text (NUL-terminated, the caller's to
+ * free) and *len, *dir and name set.  0; or -1 with errno ENOENT when
+ * it is in no state, or the error that stopped the look or the read
+ * (the reason in err).
+ */
+int		 spool_find_read(struct spool *, const char *id,
+		    enum spool_dir *dir, char *name, char **text, size_t *len,
+		    char *err, size_t errlen);
+
 /* The full path of dir/name into buf; -1 when it does not fit. */
 int		 spool_path(const struct spool *, enum spool_dir dir,
 		    const char *name, char *buf, size_t len);

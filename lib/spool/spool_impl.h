@@ -110,11 +110,18 @@ int		 spool_doc_open(struct spool *, enum spool_dir d,
 		    const char *name, char *err, size_t errlen);
 
 /*
- * Parse the document open on fd (closed here) that is dir/name, of size
- * bytes (its fstat's; -1: not known).  A new reference, or NULL with
- * the reason in err and errno EINVAL.
+ * Parse the document open on fd (closed here) that is dir/name.  A new
+ * reference, or NULL with the reason in err and errno EINVAL.
  */
-json_t		*spool_doc_read(struct spool *, int fd, off_t size,
+json_t		*spool_doc_read(struct spool *, int fd, enum spool_dir d,
+		    const char *name, char *err, size_t errlen);
+
+/*
+ * Parse text, len bytes, the file dir/name: its document, checked
+ * (msgdoc_check).  A new reference, or NULL with the reason in err and
+ * errno EINVAL.
+ */
+json_t		*spool_doc_parse(struct spool *, const char *text, size_t len,
 		    enum spool_dir d, const char *name, char *err,
 		    size_t errlen);
 

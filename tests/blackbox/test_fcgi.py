@@ -299,3 +299,44 @@ def test_an_idle_worker_holds_nothing_of_the_spool(private):
         assert srv.get(path).status_code == 200
         assert srv.sms().status_code == 202
     assert _spool_fds(srv, inst.spool) == []
+
+
+def test_a_status_follows_its_file_byte_for_byte(private):
+    """Each worker answers GET /messages/{id} again from the reply it made
+    from the same bytes in the same state (msgspool-fcgi(8), Per
+    request), and only then: the file moved by hand, edited in place, and
+    edited again to the same size with its times put back, each change
+    is the next answer of every worker."""
+    srv, inst = private()
+    r = srv.sms()
+    assert r.status_code == 202, r.text
+    mid = r.json()["smsId"]
+    path = "/messages/" + mid
+    name = mid + ".json"
+
+    def every_worker_says(status):
+        for _ in range(4 * DEFAULT_WORKERS):
+            r = srv.get(path)
+            assert r.status_code == 200, r.text
+            assert r.json()["status"] == status, r.json()
+
+    every_worker_says("queued")
+    (inst.spool / "new" / name).rename(inst.spool / "sent" / name)
+    every_worker_says("sent")
+    f = inst.spool / "sent" / name
+    doc = json.loads(f.read_text())
+    doc["receiptStatus"] = "delivered"
+    with open(f, "r+") as out:
+        out.write(json.dumps(doc, indent=2))
+        out.truncate()
+    every_worker_says("delivered")
+    st = f.stat()
+    text = f.read_text().replace('"delivered"', '"read"     ')
+    assert len(text) == st.st_size
+    with open(f, "r+") as out:
+        out.write(text)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    every_worker_says("read")
+    # Another client's message is no more found for having been answered.
+    r = srv.get(path, client="other")
+    assert_problem(r, 404)
