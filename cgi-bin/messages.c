@@ -149,14 +149,16 @@ status_get(struct ctx *ctx, const char *id)
 	struct response		*r;
 	enum spool_dir		 dir;
 	json_t			*doc;
+	unsigned char		 digest[MEMO_DIGEST];
 	char			 name[SPOOL_NAME_MAX], err[512], *text;
 	size_t			 len;
 
 	if (spool_find_read(ctx->spool, id, &dir, name, &text, &len, err,
 	    sizeof(err)) == -1)
 		return not_in_states(ctx, id, err);
-	if (memo != NULL && (e = memo_get(memo, name, dir, text,
-	    len)) != NULL) {
+	if (memo != NULL)
+		memo_digest(text, len, digest);
+	if (memo != NULL && (e = memo_get(memo, name, dir, digest)) != NULL) {
 		free(text);
 		if (strcmp(e->owner, ctx->client->id) == 0)
 			return response_new(200, "application/json", e->reply,
@@ -172,7 +174,7 @@ status_get(struct ctx *ctx, const char *id)
 	}
 	r = status_reply(doc, dir);
 	if (memo != NULL && r != NULL && r->status == 200)
-		memo_put(memo, name, (int)dir, text, len, msgdoc_client(doc),
+		memo_put(memo, name, (int)dir, digest, msgdoc_client(doc),
 		    r->body, r->body_len);
 	free(text);
 	json_decref(doc);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nettle/sha2.h>
+
 #include "http/memo.h"
 
 /* FNV-1a of name: its slot. */
@@ -20,87 +22,74 @@ slot_of(const char *name)
 	return h % MEMO_SLOTS;
 }
 
-static void
-clear(struct memo *m, struct memo_entry *e)
+void
+memo_digest(const char *input, size_t len, unsigned char digest[MEMO_DIGEST])
 {
-	if (e->name == NULL)
-		return;
-	m->bytes -= e->size;
-	free(e->name);
-	free(e->input);
-	free(e->owner);
-	free(e->reply);
-	memset(e, 0, sizeof(*e));
+	struct sha256_ctx	ctx;
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, (const uint8_t *)input);
+	sha256_digest(&ctx, MEMO_DIGEST, digest);
 }
 
 const struct memo_entry *
-memo_get(struct memo *m, const char *name, int tag, const char *input,
-    size_t len)
+memo_get(struct memo *m, const char *name, int tag,
+    const unsigned char digest[MEMO_DIGEST])
 {
 	const struct memo_entry	*e;
 
-	if (m->slots != NULL) {
-		e = &m->slots[slot_of(name)];
-		if (e->name != NULL && e->tag == tag && e->inlen == len &&
-		    strcmp(e->name, name) == 0 &&
-		    memcmp(e->input, input, len) == 0) {
-			m->hits++;
-			return e;
-		}
+	if (m->slots != NULL && (e = m->slots[slot_of(name)]) != NULL &&
+	    e->tag == tag && strcmp(e->name, name) == 0 &&
+	    memcmp(e->digest, digest, MEMO_DIGEST) == 0) {
+		m->hits++;
+		return e;
 	}
 	m->misses++;
 	return NULL;
 }
 
-/* A copy of len bytes of p, NUL-terminated; NULL out of memory. */
-static char *
-copy(const char *p, size_t len)
-{
-	char	*c;
-
-	if ((c = malloc(len + 1)) != NULL) {
-		memcpy(c, p, len);
-		c[len] = '\0';
-	}
-	return c;
-}
-
 void
-memo_put(struct memo *m, const char *name, int tag, const char *input,
-    size_t len, const char *owner, const char *reply, size_t replylen)
+memo_put(struct memo *m, const char *name, int tag,
+    const unsigned char digest[MEMO_DIGEST], const char *owner,
+    const char *reply, size_t replylen)
 {
-	struct memo_entry	*e, n;
-	size_t			 nlen, olen, size;
+	struct memo_entry	**slot, *e;
+	size_t			  nlen, olen, size;
+	char			 *p;
 
 	nlen = strlen(name);
 	olen = strlen(owner);
-	/* Each term is bounded by what the caller read: no overflow. */
-	if (len > MEMO_ENTRY_MAX || replylen > MEMO_ENTRY_MAX ||
-	    (size = nlen + len + olen + replylen + 4) > MEMO_ENTRY_MAX)
+	/* Each term is bounded before the sum: no overflow. */
+	if (nlen > MEMO_ENTRY_MAX || olen > MEMO_ENTRY_MAX ||
+	    replylen > MEMO_ENTRY_MAX ||
+	    nlen + olen + replylen + 3 > MEMO_ENTRY_MAX)
 		return;
+	size = sizeof(*e) + nlen + olen + replylen + 3;
 	if (m->slots == NULL &&
 	    (m->slots = calloc(MEMO_SLOTS, sizeof(*m->slots))) == NULL)
 		return;
-	e = &m->slots[slot_of(name)];
-	if (m->bytes - (e->name != NULL ? e->size : 0) + size > MEMO_BYTES)
+	slot = &m->slots[slot_of(name)];
+	if (m->bytes - (*slot != NULL ? (*slot)->size : 0) + size > MEMO_BYTES ||
+	    (e = malloc(size)) == NULL)
 		return;
-	memset(&n, 0, sizeof(n));
-	n.tag = tag;
-	n.inlen = len;
-	n.replylen = replylen;
-	n.size = size;
-	if ((n.name = copy(name, nlen)) == NULL ||
-	    (n.input = copy(input, len)) == NULL ||
-	    (n.owner = copy(owner, olen)) == NULL ||
-	    (n.reply = copy(reply, replylen)) == NULL) {
-		free(n.name);
-		free(n.input);
-		free(n.owner);
-		free(n.reply);
-		return;
+	e->tag = tag;
+	memcpy(e->digest, digest, MEMO_DIGEST);
+	e->replylen = replylen;
+	e->size = size;
+	p = e->name;
+	memcpy(p, name, nlen + 1);
+	p += nlen + 1;
+	e->owner = p;
+	memcpy(p, owner, olen + 1);
+	p += olen + 1;
+	e->reply = p;
+	memcpy(p, reply, replylen);
+	p[replylen] = '\0';
+	if (*slot != NULL) {
+		m->bytes -= (*slot)->size;
+		free(*slot);
 	}
-	clear(m, e);
-	*e = n;
+	*slot = e;
 	m->bytes += size;
 }
 
@@ -111,7 +100,7 @@ memo_free(struct memo *m)
 
 	if (m->slots != NULL) {
 		for (i = 0; i < MEMO_SLOTS; i++)
-			clear(m, &m->slots[i]);
+			free(m->slots[i]);
 		free(m->slots);
 	}
 	memset(m, 0, sizeof(*m));
