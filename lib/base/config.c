@@ -210,17 +210,18 @@ struct config *
 config_load(const char *path, char *err, size_t errlen)
 {
 	struct config	*c;
+	struct stat	 st;
 	char		*buf;
 	size_t		 len;
 	int		 fd;
 
 	/* A FIFO or device named here never blocks the reader. */
-	if ((fd = util_open_regular(AT_FDCWD, path, 0)) == -1) {
+	if ((fd = util_open_regular_st(AT_FDCWD, path, 0, &st)) == -1) {
 		util_seterr(err, errlen, "%s: %s", path, errno == EINVAL ?
 		    "not a regular file" : strerror(errno));
 		return NULL;
 	}
-	if (util_read_all(fd, CONFIG_MAX, &buf, &len) == -1) {
+	if (util_read_sized(fd, st.st_size, CONFIG_MAX, &buf, &len) == -1) {
 		util_seterr(err, errlen, "%s: %s", path, errno == EFBIG ?
 		    "not a regular file of at most 1 MiB" : strerror(errno));
 		close(fd);
