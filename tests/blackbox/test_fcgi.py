@@ -241,17 +241,24 @@ def test_a_port_without_a_host_listens_on_loopback(srv, host, want):
     assert b"cannot listen" not in err, err
 
 
+def _settled(private):
+    """A private server with one message, its spool's root last changed
+    an hour ago (what a worker trusts, lib/spool/spool_seen.c): the
+    server, its instance, the message's path and that time."""
+    srv, inst = private()
+    r = srv.sms()
+    assert r.status_code == 202, r.text
+    old = time.time() - 3600
+    os.utime(inst.spool, (old, old))
+    return srv, inst, "/messages/" + r.json()["smsId"], old
+
+
 def test_a_state_removed_from_a_settled_spool_is_503_at_once(private):
     """A worker looks at the spool's states again only when the spool's
     root changed (lib/spool/spool_seen.c): a root last changed an hour
     ago, every worker having served from it, then a state removed: every
     request after is 503, as before, and 200 again once it is back."""
-    srv, inst = private()
-    r = srv.sms()
-    assert r.status_code == 202, r.text
-    path = "/messages/" + r.json()["smsId"]
-    old = time.time() - 3600
-    os.utime(inst.spool, (old, old))
+    srv, inst, path, old = _settled(private)
     for _ in range(3 * DEFAULT_WORKERS):
         assert srv.get(path).status_code == 200
     (inst.spool / "cur").rmdir()
@@ -289,12 +296,7 @@ def test_an_idle_worker_holds_nothing_of_the_spool(private):
     request to the next (msgspool-fcgi(8), Per request); one with no
     request waiting lets them go before it answers, so that after
     requests one at a time none is open, whatever was asked."""
-    srv, inst = private()
-    r = srv.sms()
-    assert r.status_code == 202, r.text
-    path = "/messages/" + r.json()["smsId"]
-    old = time.time() - 3600
-    os.utime(inst.spool, (old, old))
+    srv, inst, path, _ = _settled(private)
     for _ in range(3 * DEFAULT_WORKERS):
         assert srv.get(path).status_code == 200
         assert srv.sms().status_code == 202
