@@ -507,8 +507,8 @@ def list_lines(ls):
     alls = [m for m in modes if "all" in m["runs"]]
     if alls:
         lines += ["", "GET /messages/{id} of every one of the client's %s messages in "
-                  "turn, in the same rounds: more than a worker of msgspool-fcgi "
-                  "remembers replies of (msgspool-fcgi(8), Per request: 4096, 1 MiB), "
+                  "turn, in the same rounds: more than msgspool-fcgi's workers "
+                  "remember replies of (msgspool-fcgi(8), Per request: 4096 slots), "
                   "so most are parsed and written anew; the target applies to it "
                   "too: %s." % (thousands(ls["per_client"]), "; ".join(
                       "under %s %.0f req/s, %.2f of ping, ≥ %.2f: %s (rounds %s)%s" % (

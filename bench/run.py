@@ -1349,7 +1349,7 @@ def bench_list(work, quick):
     # of one message, so that what the page's size costs shows.
     one = lua_get(["/messages?limit=1"], work, name="list1")
     byid = lua_get(["/messages/%s" % x for x in sample], work, name="byid")
-    # Every one of the client's messages in turn: more than a worker's
+    # Every one of the client's messages in turn: more than the workers'
     # memo of replies holds (msgspool-fcgi(8), Per request), so most are
     # parsed and written anew: what a GET costs without it.
     byall = lua_get(["/messages/%s" % m[0] for m in mine], work, name="byall")

@@ -143,27 +143,32 @@ not_in_states(struct ctx *ctx, const char *id, const char *err)
 static struct response *
 status_get(struct ctx *ctx, const char *id)
 {
-	struct memo		*memo = ctx->req->io != NULL ?
-				    ctx->req->io->memo : NULL;
-	const struct memo_entry	*e;
-	struct response		*r;
-	enum spool_dir		 dir;
-	json_t			*doc;
-	unsigned char		 digest[MEMO_DIGEST];
-	char			 name[SPOOL_NAME_MAX], err[512], *text;
-	size_t			 len;
+	struct memo	*memo = ctx->req->io != NULL ? ctx->req->io->memo :
+			    NULL;
+	struct response	*r;
+	enum spool_dir	 dir;
+	json_t		*doc;
+	unsigned char	 digest[MEMO_DIGEST];
+	char		 name[SPOOL_NAME_MAX], err[512], *text;
+	char		 kept[MEMO_SLOT_SIZE];
+	size_t		 len, klen;
+	int		 k = 0;
 
 	if (spool_find_read(ctx->spool, id, &dir, name, &text, &len, err,
 	    sizeof(err)) == -1)
 		return not_in_states(ctx, id, err);
-	if (memo != NULL)
+	if (memo != NULL) {
 		memo_digest(text, len, digest);
-	if (memo != NULL && (e = memo_get(memo, name, dir, digest)) != NULL) {
+		k = memo_get(memo, name, (int)dir, digest, ctx->client->id,
+		    kept, &klen);
+	}
+	if (k == 1) {
 		free(text);
-		if (strcmp(e->owner, ctx->client->id) == 0)
-			return response_new(200, "application/json", e->reply,
-			    e->replylen);
+		return response_new(200, "application/json", kept, klen);
+	}
+	if (k == 2) {
 		/* Another client's does not exist for this one. */
+		free(text);
 		errno = ENOENT;
 		return not_in_states(ctx, id, "");
 	}

@@ -118,7 +118,6 @@ fcgi_cache_free(struct fcgi_cache *c)
 	tmpl_cache_free(&c->tmpls);
 	spool_keep_free(&c->spool);
 	spool_seen_release(&c->seen);
-	memo_free(&c->memo);
 	memset(c, 0, sizeof(*c));
 }
 

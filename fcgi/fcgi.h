@@ -70,7 +70,8 @@ struct fcgi_cache {
 	struct tmpl_cache tmpls;
 	struct spool_seen seen;	/* the spool's root (spool_open_seen) */
 	struct spool_keep spool;	/* the group commit's record */
-	struct memo	 memo;	/* replies by the bytes they came from */
+	struct memo	*memo;	/* replies by the bytes they came from:
+				 * the supervisor's, shared */
 };
 
 /*

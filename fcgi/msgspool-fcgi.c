@@ -166,6 +166,12 @@ io_keys(void *arg, const char *path, const char *key, size_t len,
 
 static struct arena	json_arena;
 
+/*
+ * The status replies remembered (memo.h; msgspool-fcgi(8), Per
+ * request): mapped by the supervisor, shared by every worker it forks.
+ */
+static struct memo	replies;
+
 static void *
 json_arena_malloc(size_t size)
 {
@@ -225,7 +231,7 @@ worker(int sock, const char *config)
 	io.seen = &cache.seen;
 	f.sock = sock;
 	io.keep = &cache.spool;
-	io.memo = &cache.memo;
+	io.memo = replies.slots != NULL ? &replies : NULL;
 	arena_init(&json_arena);
 	if (JSON_ARENA)
 		json_set_alloc_funcs(json_arena_malloc, json_arena_free);
@@ -447,5 +453,7 @@ main(int argc, char *argv[])
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) &&
 	    seed != 0)
 		json_object_seed(seed);
+	if (memo_open(&replies) == -1)
+		log_warn("no memo of replies: %s", strerror(errno));
 	return supervise(sock, config, workers);
 }

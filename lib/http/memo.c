@@ -1,25 +1,72 @@
 /*
- * memo.c: replies remembered by the bytes they were made from (memo.h).
+ * memo.c: replies remembered by the bytes they were made from, in slots
+ * shared by a supervisor's workers (memo.h).
  */
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <nettle/sha2.h>
 
 #include "http/memo.h"
 
+struct memo_head {
+	atomic_uint	 seq;		/* odd while written */
+	int		 tag;
+	unsigned int	 namelen, ownerlen, replylen;
+	unsigned char	 digest[MEMO_DIGEST];
+};
+
+#define MEMO_DATA	(MEMO_SLOT_SIZE - sizeof(struct memo_head))
+
+/* The head, then the name, owner and reply, one after the other. */
+struct memo_slot {
+	struct memo_head h;
+	char		 data[MEMO_DATA];
+};
+
+_Static_assert(sizeof(struct memo_slot) == MEMO_SLOT_SIZE,
+    "a slot is MEMO_SLOT_SIZE bytes");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+    "a slot's count is shared between processes: lock-free only");
+
+int
+memo_open(struct memo *m)
+{
+	void	*p;
+
+	memset(m, 0, sizeof(*m));
+	/* Zeroes: every count even, every slot empty (no name). */
+	p = mmap(NULL, (size_t)MEMO_SLOTS * MEMO_SLOT_SIZE,
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	m->slots = p;
+	return 0;
+}
+
+void
+memo_close(struct memo *m)
+{
+	if (m->slots != NULL)
+		munmap(m->slots, (size_t)MEMO_SLOTS * MEMO_SLOT_SIZE);
+	memset(m, 0, sizeof(*m));
+}
+
 /* FNV-1a of name: its slot. */
-static size_t
-slot_of(const char *name)
+static struct memo_slot *
+slot_of(struct memo *m, const char *name, size_t nlen)
 {
 	uint32_t	h = 2166136261u;
+	size_t		i;
 
-	for (; *name != '\0'; name++) {
-		h ^= (unsigned char)*name;
+	for (i = 0; i < nlen; i++) {
+		h ^= (unsigned char)name[i];
 		h *= 16777619u;
 	}
-	return h % MEMO_SLOTS;
+	return &m->slots[h % MEMO_SLOTS];
 }
 
 void
@@ -32,20 +79,51 @@ memo_digest(const char *input, size_t len, unsigned char digest[MEMO_DIGEST])
 	sha256_digest(&ctx, MEMO_DIGEST, digest);
 }
 
-const struct memo_entry *
+int
 memo_get(struct memo *m, const char *name, int tag,
-    const unsigned char digest[MEMO_DIGEST])
+    const unsigned char digest[MEMO_DIGEST], const char *owner, char *reply,
+    size_t *len)
 {
-	const struct memo_entry	*e;
+	struct memo_slot	*s;
+	struct memo_head	 h;
+	char			 who[MEMO_DATA];
+	size_t			 nlen = strlen(name);
+	unsigned int		 seq;
+	int			 same = 0;
 
-	if (m->slots != NULL && (e = m->slots[slot_of(name)]) != NULL &&
-	    e->tag == tag && strcmp(e->name, name) == 0 &&
-	    memcmp(e->digest, digest, MEMO_DIGEST) == 0) {
-		m->hits++;
-		return e;
+	if (m->slots == NULL)
+		goto miss;
+	s = slot_of(m, name, nlen);
+	seq = atomic_load_explicit(&s->h.seq, memory_order_acquire);
+	if (seq & 1)
+		goto miss;
+	/*
+	 * A copy, checked against the count after: what a writer changes
+	 * meanwhile (lengths too) is never used, and never read past the
+	 * slot.
+	 */
+	memcpy(&h, &s->h, sizeof(h));
+	if (h.tag == tag && h.namelen == nlen && h.ownerlen < MEMO_DATA &&
+	    h.replylen < MEMO_DATA && (size_t)h.namelen + h.ownerlen +
+	    h.replylen <= MEMO_DATA && memcmp(h.digest, digest,
+	    MEMO_DIGEST) == 0 && memcmp(s->data, name, nlen) == 0) {
+		memcpy(who, s->data + nlen, h.ownerlen);
+		who[h.ownerlen] = '\0';
+		memcpy(reply, s->data + nlen + h.ownerlen, h.replylen);
+		same = 1;
 	}
+	atomic_thread_fence(memory_order_acquire);
+	if (!same ||
+	    atomic_load_explicit(&s->h.seq, memory_order_relaxed) != seq)
+		goto miss;
+	m->hits++;
+	if (strcmp(who, owner) != 0)
+		return 2;
+	*len = h.replylen;
+	return 1;
+miss:
 	m->misses++;
-	return NULL;
+	return 0;
 }
 
 void
@@ -53,55 +131,27 @@ memo_put(struct memo *m, const char *name, int tag,
     const unsigned char digest[MEMO_DIGEST], const char *owner,
     const char *reply, size_t replylen)
 {
-	struct memo_entry	**slot, *e;
-	size_t			  nlen, olen, size;
-	char			 *p;
+	struct memo_slot	*s;
+	size_t			 nlen = strlen(name), olen = strlen(owner);
+	unsigned int		 seq;
 
-	nlen = strlen(name);
-	olen = strlen(owner);
-	/* Each term is bounded before the sum: no overflow. */
-	if (nlen > MEMO_ENTRY_MAX || olen > MEMO_ENTRY_MAX ||
-	    replylen > MEMO_ENTRY_MAX ||
-	    nlen + olen + replylen + 3 > MEMO_ENTRY_MAX)
+	if (m->slots == NULL || nlen > MEMO_DATA || olen > MEMO_DATA ||
+	    replylen > MEMO_DATA || nlen + olen + replylen > MEMO_DATA - 1)
 		return;
-	size = sizeof(*e) + nlen + olen + replylen + 3;
-	if (m->slots == NULL &&
-	    (m->slots = calloc(MEMO_SLOTS, sizeof(*m->slots))) == NULL)
+	s = slot_of(m, name, nlen);
+	seq = atomic_load_explicit(&s->h.seq, memory_order_relaxed);
+	/* Another writer holds it (or died holding it): nothing kept. */
+	if ((seq & 1) || !atomic_compare_exchange_strong_explicit(&s->h.seq,
+	    &seq, seq + 1, memory_order_relaxed, memory_order_relaxed))
 		return;
-	slot = &m->slots[slot_of(name)];
-	if (m->bytes - (*slot != NULL ? (*slot)->size : 0) + size > MEMO_BYTES ||
-	    (e = malloc(size)) == NULL)
-		return;
-	e->tag = tag;
-	memcpy(e->digest, digest, MEMO_DIGEST);
-	e->replylen = replylen;
-	e->size = size;
-	p = e->name;
-	memcpy(p, name, nlen + 1);
-	p += nlen + 1;
-	e->owner = p;
-	memcpy(p, owner, olen + 1);
-	p += olen + 1;
-	e->reply = p;
-	memcpy(p, reply, replylen);
-	p[replylen] = '\0';
-	if (*slot != NULL) {
-		m->bytes -= (*slot)->size;
-		free(*slot);
-	}
-	*slot = e;
-	m->bytes += size;
-}
-
-void
-memo_free(struct memo *m)
-{
-	size_t	i;
-
-	if (m->slots != NULL) {
-		for (i = 0; i < MEMO_SLOTS; i++)
-			free(m->slots[i]);
-		free(m->slots);
-	}
-	memset(m, 0, sizeof(*m));
+	atomic_thread_fence(memory_order_release);
+	s->h.tag = tag;
+	s->h.namelen = (unsigned int)nlen;
+	s->h.ownerlen = (unsigned int)olen;
+	s->h.replylen = (unsigned int)replylen;
+	memcpy(s->h.digest, digest, MEMO_DIGEST);
+	memcpy(s->data, name, nlen);
+	memcpy(s->data + nlen, owner, olen);
+	memcpy(s->data + nlen + olen, reply, replylen);
+	atomic_store_explicit(&s->h.seq, seq + 2, memory_order_release);
 }
