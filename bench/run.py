@@ -1703,7 +1703,7 @@ def durable_rounds(inst, work, sides, rounds, dur, conns, slot=1, purge=False):
                     r = wrk(srv.url("/sms/v1/deliver"), dur, lua, connections=c)
                     r["queued"] = inst.count("new")
                     after = sync_record(inst.spool, slot)
-                    if extra is not None and after is not None:
+                    if side == "msgspool-fcgi" and after is not None:
                         b = before or (0, 0)
                         syncs[str(c)][0] += after[0] - b[0]
                         syncs[str(c)][1] += after[1] - b[1]
@@ -1738,31 +1738,49 @@ def own_fs(path, size_mib=4096):
     return img
 
 
-def bench_batch_fs(inst, work, rounds, dur):
-    """100 SMS a request through msgspool-fcgi (section 1b's body) with
-    sync = filesystem and with sync = file, in alternating rounds: the
-    runs of each, "msgs" their messages a second."""
+# The ceilings set beside msgspool-fcgi (bench/durable-fcgi.c, "#
+# durable-fcgi: MODE" in the config it reads): the responder without the
+# sync of new/ (no sharing of directory syncs can do better), and the
+# responder writing a batch's 100 files with nothing else.
+CEILING_NODIR = "# durable-fcgi: nodir"
+CEILING_BATCH = {"file": "# durable-fcgi: file 100",
+                 "filesystem": "# durable-fcgi: filesystem 100"}
+
+
+def batch_sides(sbin):
+    """The sides of batch_rounds: msgspool-fcgi under each sync, and the
+    responder's ceiling of each."""
+    return ([(how, BUILD / "fcgi", "sync = %s" % how) for how in ("filesystem", "file")] +
+            [("ceiling-" + how, sbin, CEILING_BATCH[how]) for how in ("filesystem", "file")])
+
+
+def batch_rounds(inst, work, sides, rounds, dur, purge):
+    """100 SMS a request (section 1b's body) through each side (name, sbin
+    dir, config text) in alternating rounds: the runs of each, "msgs"
+    their messages a second, and for msgspool-fcgi the file system syncs
+    of its group commit (slot 15)."""
     smsb = json.dumps({"messages": [{"recipient": "+49151%08d" % i,
                                      "messageBody": "bench %d" % i}
                                     for i in range(100)]}).encode()
     lua = lua_post("/sms/v1/deliver/batch", smsb, work)
-    out = {"filesystem": [], "file": []}
+    out = {name: [] for name, _, _ in sides}
     for rnd in range(rounds):
-        for how in (("filesystem", "file") if rnd % 2 == 0 else ("file", "filesystem")):
-            inst.write_conf("sync = %s" % how)
-            srv = LighttpdFcgi(inst, BUILD / "fcgi", DEFAULT_FCGI_WORKERS, "batch-" + how)
+        for name, d, conf in (sides if rnd % 2 == 0 else sides[::-1]):
+            inst.write_conf(conf)
+            srv = LighttpdFcgi(inst, d, DEFAULT_FCGI_WORKERS, "batch-" + name)
             try:
                 before = sync_record(inst.spool, 15) or (0, 0)
                 r = wrk(srv.url("/sms/v1/deliver/batch"), dur, lua)
                 after = sync_record(inst.spool, 15) or (0, 0)
                 r["msgs"] = r["rps"] * 100
                 r["queued"] = inst.count("new")
-                r["fs_syncs"] = after[1] - before[1]
-                out[how].append(r)
+                r["fs_syncs"] = 0 if name.startswith("ceiling") else after[1] - before[1]
+                out[name].append(r)
             finally:
                 srv.stop()
             inst.clear()
-            purge_trash(inst)
+            if purge:
+                purge_trash(inst)
     return out
 
 
@@ -1773,10 +1791,15 @@ def bench_durable(work, quick):
     os.symlink(BIN / "durable-fcgi", sbin / "msgspool-fcgi")
     dur = 3 if quick else 5
     rounds = 3 if quick else DURABLE_ROUNDS
-    sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None)]
+    sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None),
+             ("ceiling", sbin, CEILING_NODIR)]
     runs, syncs = durable_rounds(inst, work, sides, rounds, dur, DURABLE_CONNS)
     res = {"rounds": rounds, "duration": dur, "workers": DEFAULT_FCGI_WORKERS,
            "conns": list(DURABLE_CONNS), "runs": runs, "syncs": syncs}
+    # Batches of 100 on the machine's disk: msgspool-fcgi under each sync,
+    # and the responder writing the same number of files and nothing else.
+    res["batch"] = batch_rounds(inst, work, batch_sides(sbin),
+                                rounds, dur, False)
     # The same on a file system of the spool's own, where msgspool-fcgi
     # may sync the file system once for many (msgspool.conf(5), sync).
     base = Path(work) / "durable-fs"
@@ -1786,11 +1809,13 @@ def bench_durable(work, quick):
         return res
     try:
         inst = Instance(base)
-        sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None)]
+        sides = [("msgspool-fcgi", BUILD / "fcgi", ""), ("responder", sbin, None),
+                 ("ceiling", sbin, CEILING_NODIR)]
         runs, syncs = durable_rounds(inst, work, sides, rounds, dur,
                                      DURABLE_CONNS, purge=True)
         res["fs"] = {"runs": runs, "syncs": syncs, "fstype": "ext4 (journal), loop",
-                     "batch": bench_batch_fs(inst, work, rounds, dur)}
+                     "batch": batch_rounds(inst, work, batch_sides(sbin),
+                                           rounds, dur, True)}
     finally:
         subprocess.run(["umount", str(base)])
         img.unlink()
