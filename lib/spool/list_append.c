@@ -21,6 +21,7 @@
 /* The segment being appended to, and its lines not yet written. */
 struct out {
 	char		 seg[SPOOL_ID_LEN + 1];	/* "" when none is open */
+	char		 next[SPOOL_ID_LEN + 1];	/* the one after it, or "" */
 	int		 fd;
 	off_t		 size;		/* its size with pend; -1 unknown */
 	struct buf	 pend;
@@ -49,7 +50,7 @@ flush(struct out *o)
 	int	fd = o->fd, e = 0;
 
 	o->fd = -1;
-	o->seg[0] = '\0';
+	o->seg[0] = o->next[0] = '\0';
 	if (fd == -1)
 		return 0;
 	if (o->pend.len > 0 && (list_lock_fd(fd) == -1 ||
@@ -112,9 +113,11 @@ list_append_lines(struct spool *s, const char *client, struct list_add *v,
 	struct list_add	**ord;
 	struct out	 o = { .fd = -1 };
 	struct head	 h0, h, done, before;
+	struct seg_walk	 walk = { .n = 0 };
 	struct stat	 st;
 	const char	*id;
 	char		 seg[SPOOL_ID_LEN + 1], prev[SPOOL_ID_LEN + 1];
+	char		 next[SPOOL_ID_LEN + 1];
 	size_t		 i;
 	int		 cfd, hfd, fd, e = 0;
 
@@ -148,7 +151,7 @@ list_append_lines(struct spool *s, const char *client, struct list_add *v,
 	for (i = 0; i < n; i++) {
 		id = ord[i]->id;
 		before = h;
-		prev[0] = '\0';
+		prev[0] = next[0] = '\0';
 		fd = -1;
 		if (h.seg[0] == '\0') {
 			/* The first: a segment from this id on. */
@@ -175,12 +178,18 @@ list_append_lines(struct spool *s, const char *client, struct list_add *v,
 				}
 				memcpy(h.max, id, SPOOL_ID_LEN + 1);
 			}
+		} else if (o.next[0] != '\0' && strcmp(id, o.seg) >= 0 &&
+		    strcmp(id, o.next) < 0) {
+			/* Late too, and in the segment open already. */
+			memcpy(seg, o.seg, SPOOL_ID_LEN + 1);
+			memcpy(next, o.next, SPOOL_ID_LEN + 1);
 		} else if ((fd = list_seg_open_old(s, client, cfd, &h, id,
-		    seg)) == -1)
+		    seg, next, &walk)) == -1)
 			break;
 		if (move(&o, cfd, h.gen, seg, prev, fd, i, &done, &before) ==
 		    -1)
 			break;
+		memcpy(o.next, next, SPOOL_ID_LEN + 1);
 		if (buf_add(&o.pend, ord[i]->text, ord[i]->len) == -1) {
 			errno = ENOMEM;
 			break;

@@ -121,8 +121,8 @@ ent_get(struct spool *s, const char *client, int cfd, const struct head *h)
 	return e;
 }
 
-/* The greatest kept segment not above id, or the least. */
-static const char *
+/* The greatest kept segment not above id, or the least: its index. */
+static size_t
 ent_find(const struct lcache_ent *e, const char *id)
 {
 	size_t	lo = 0, hi = e->n, mid;
@@ -134,21 +134,28 @@ ent_find(const struct lcache_ent *e, const char *id)
 		else
 			hi = mid;
 	}
-	return e->segs[lo > 0 ? lo - 1 : 0];
+	return lo > 0 ? lo - 1 : 0;
 }
 
 int
 list_seg_open_old(struct spool *s, const char *client, int cfd,
-    const struct head *h, const char *id, char *seg)
+    const struct head *h, const char *id, char *seg, char *next,
+    struct seg_walk *walk)
 {
 	struct lcache_ent	*e;
 	char			 name[32 + SPOOL_ID_LEN];
+	size_t			 k;
 	int			 fd, tries;
 
 	for (tries = 0; s->lkeep && tries < 2; tries++) {
 		if ((e = ent_get(s, client, cfd, h)) == NULL)
 			break;
-		memcpy(seg, ent_find(e, id), SPOOL_ID_LEN + 1);
+		k = ent_find(e, id);
+		memcpy(seg, e->segs[k], SPOOL_ID_LEN + 1);
+		if (k + 1 < e->n)
+			memcpy(next, e->segs[k + 1], SPOOL_ID_LEN + 1);
+		else
+			next[0] = '\0';
 		list_seg_name(name, sizeof(name), h->gen, seg);
 		/* Never made here: one that is gone is listed again. */
 		if ((fd = openat(cfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW |
@@ -156,7 +163,8 @@ list_seg_open_old(struct spool *s, const char *client, int cfd,
 			return fd;
 		ent_drop(e);
 	}
-	if (list_seg_find_back(cfd, h->gen, h->seg, id, seg) == -1)
+	if (list_seg_find_back(cfd, h->gen, h->seg, id, seg, next, walk) ==
+	    -1)
 		return -1;
 	return list_seg_open_append(cfd, h->gen, seg, "");
 }

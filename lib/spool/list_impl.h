@@ -114,22 +114,40 @@ ssize_t	 list_seg_list(int cfd, long long gen, char ***out);
 int	 list_seg_find(int cfd, long long gen, const char *id, char *seg);
 
 /*
+ * The segments one append followed back from its head's newest by their
+ * #prev lines: seg[0] the newest, each next the one before the last.  A
+ * batch whose ids arrived late (other processes appended meanwhile) finds
+ * all of their segments in one walk, not in one walk for each id.
+ */
+#define SEG_WALK_MAX	33	/* the newest and 32 before it */
+
+struct seg_walk {
+	char	seg[SEG_WALK_MAX][SPOOL_ID_LEN + 1];
+	size_t	n;
+};
+
+/*
  * list_seg_find for an id older than segment from's first (one that
  * arrived a little late, behind a newer id that began a segment): the
- * #prev lines followed back from from, a few segments at most, before
- * the whole directory is listed.
+ * #prev lines followed back from from (those walk holds already read
+ * again from it), SEG_WALK_MAX segments at most, before the whole
+ * directory is listed.  The segment after seg into next when known (the
+ * ids from seg's up to next's are all seg's), else "".  walk: NULL, or
+ * kept by the caller from one call to the next.
  */
 int	 list_seg_find_back(int cfd, long long gen, const char *from,
-	    const char *id, char *seg);
+	    const char *id, char *seg, char *next, struct seg_walk *walk);
 
 /*
  * Open for appending the segment of gen h->gen that holds id, an id
- * older than h->seg's first, its name into seg: from the names kept
- * between appends when client's are (list_keep; list_cache.c), else by
- * list_seg_find_back.  The fd, or -1 with errno.
+ * older than h->seg's first, its name into seg and the segment after it
+ * into next (or "" when not known): from the names kept between appends
+ * when client's are (list_keep; list_cache.c), else by
+ * list_seg_find_back with walk.  The fd, or -1 with errno.
  */
 int	 list_seg_open_old(struct spool *s, const char *client, int cfd,
-	    const struct head *h, const char *id, char *seg);
+	    const struct head *h, const char *id, char *seg, char *next,
+	    struct seg_walk *walk);
 
 /* Open a segment for appending (made with its #prev line when new). */
 int	 list_seg_open_append(int cfd, long long gen, const char *seg, const char *prev);

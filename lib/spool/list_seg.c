@@ -255,24 +255,42 @@ list_seg_find(int cfd, long long gen, const char *id, char *seg)
 }
 
 /*
- * Segments followed back by their #prev lines before list_seg_find lists
- * them all: a late id is in one of the last few, and a list of a million
- * messages has tens of thousands of segments.
+ * A late id is in one of the last few segments, and a list of a million
+ * messages has tens of thousands of them: the #prev lines are followed
+ * back (SEG_WALK_MAX at most) before list_seg_find lists them all.
  */
-#define FIND_HOPS	8
-
 int
 list_seg_find_back(int cfd, long long gen, const char *from, const char *id,
-    char *seg)
+    char *seg, char *next, struct seg_walk *walk)
 {
-	char	cur[SPOOL_ID_LEN + 1], name[32 + SPOOL_ID_LEN];
-	char	line[64 + SPOOL_ID_LEN];
-	ssize_t	n;
-	int	fd, hop;
+	struct seg_walk	 mine;
+	char		 name[32 + SPOOL_ID_LEN], line[64 + SPOOL_ID_LEN];
+	ssize_t		 n;
+	size_t		 i;
+	int		 fd;
 
-	memcpy(cur, from, SPOOL_ID_LEN + 1);
-	for (hop = 0; hop < FIND_HOPS; hop++) {
-		list_seg_name(name, sizeof(name), gen, cur);
+	if (walk == NULL) {
+		walk = &mine;
+		walk->n = 0;
+	}
+	if (walk->n == 0 || strcmp(walk->seg[0], from) != 0) {
+		memcpy(walk->seg[0], from, SPOOL_ID_LEN + 1);
+		walk->n = 1;
+	}
+	next[0] = '\0';
+	for (i = 0;;) {
+		/* The newest walked not above id; the one after it bounds. */
+		for (; i < walk->n; i++)
+			if (strcmp(walk->seg[i], id) <= 0) {
+				memcpy(seg, walk->seg[i], SPOOL_ID_LEN + 1);
+				if (i > 0)
+					memcpy(next, walk->seg[i - 1],
+					    SPOOL_ID_LEN + 1);
+				return 0;
+			}
+		if (walk->n == SEG_WALK_MAX)
+			break;
+		list_seg_name(name, sizeof(name), gen, walk->seg[walk->n - 1]);
 		if ((fd = openat(cfd, name, O_RDONLY | O_NOFOLLOW |
 		    O_CLOEXEC)) == -1)
 			break;
@@ -280,12 +298,10 @@ list_seg_find_back(int cfd, long long gen, const char *from, const char *id,
 		close(fd);
 		if (n <= 0)
 			break;
-		list_seg_prev(line, (size_t)n, gen, seg);
-		if (seg[0] == '\0')
+		list_seg_prev(line, (size_t)n, gen, walk->seg[walk->n]);
+		if (walk->seg[walk->n][0] == '\0')
 			break;
-		if (strcmp(seg, id) <= 0)
-			return 0;
-		memcpy(cur, seg, SPOOL_ID_LEN + 1);
+		walk->n++;
 	}
 	return list_seg_find(cfd, gen, id, seg);
 }

@@ -143,6 +143,60 @@ test_late_id(void **state)
 	close(cfd);
 }
 
+#define LATE	60	/* segments of one line each, more than a walk */
+
+/*
+ * A batch of late ids, one behind each of LATE segments (the oldest
+ * further back than one walk of the #prev lines goes): the same files
+ * as the same ids appended late one by one.
+ */
+static void
+test_late_batch(void **state)
+{
+	static const char crock[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	struct tu_spool	*f = *state;
+	static char	 ids[2 * LATE][SPOOL_ID_LEN + 1];
+	static char	 text[2 * LATE][SEG_BYTES + 256];
+	struct list_add	 v[LATE];
+	char		*one, *all;
+	size_t		 i, n;
+
+	for (i = 0; i < 2 * LATE; i++) {
+		snprintf(ids[i], SPOOL_ID_LEN + 1,
+		    "01J0000000%c%c00000000000000", crock[i / 32],
+		    crock[i % 32]);
+		/* A line that fills a segment: the next id begins one. */
+		n = (size_t)snprintf(text[i], sizeof(text[i]), "%s\tqueued\t"
+		    "outbound\tsms\t1\t1\t+49\t\t0000000000000000\t"
+		    "{\"pad\":\"", ids[i]);
+		memset(text[i] + n, '0', SEG_BYTES);
+		memcpy(text[i] + n + SEG_BYTES, "\"}\n", 4);
+	}
+	for (i = 0; i < 2 * LATE; i += 2) {
+		assert_int_equal(list_append(f->sp, "one", ids[i], text[i],
+		    strlen(text[i])), 0);
+		assert_int_equal(list_append(f->sp, "all", ids[i], text[i],
+		    strlen(text[i])), 0);
+	}
+	for (i = 1; i < 2 * LATE; i += 2)
+		assert_int_equal(list_append(f->sp, "one", ids[i], text[i],
+		    strlen(text[i])), 0);
+	for (i = 0; i < LATE; i++) {
+		v[i].id = ids[2 * LATE - 1 - 2 * i];
+		v[i].text = text[2 * LATE - 1 - 2 * i];
+		v[i].len = strlen(v[i].text);
+		v[i].err = -1;
+	}
+	assert_int_equal(list_append_lines(f->sp, "all", v, LATE), 0);
+	for (i = 0; i < LATE; i++)
+		assert_int_equal(v[i].err, 0);
+	one = files_of(f->sp, "one");
+	all = files_of(f->sp, "all");
+	assert_string_equal(one, all);
+	free(one);
+	free(all);
+}
+
 /* A segment that cannot be written: its lines fail, the head stays. */
 static void
 test_segment_fails(void **state)
@@ -262,6 +316,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_as_one_by_one,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_late_batch,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_late_id,
 		    tu_spool_setup, tu_spool_teardown),

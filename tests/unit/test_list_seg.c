@@ -137,8 +137,13 @@ test_seg_find_back(void **state)
 	static const char *const ids[] = { "01J0000000000000000000AAAA",
 	    "01J0000000000000000000CCCC", "01J0000000000000000000DDDD",
 	    "01J0000000000000000000EEEE", "01J0000000000000000000GGGG" };
+	/* The segment after each id's: none known for the least's ids. */
+	static const char *const nexts[] = { "",
+	    "01J0000000000000000000DDDD", "01J0000000000000000000FFFF",
+	    "01J0000000000000000000FFFF", "01J0000000000000000000HHHH" };
 	struct tu_spool	*f = *state;
 	char		 a[SPOOL_ID_LEN + 1], b[SPOOL_ID_LEN + 1];
+	char		 next[SPOOL_ID_LEN + 1];
 	size_t		 i;
 	int		 cfd;
 
@@ -149,13 +154,77 @@ test_seg_find_back(void **state)
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		assert_int_equal(list_seg_find(cfd, 1, ids[i], a), 0);
 		assert_int_equal(list_seg_find_back(cfd, 1, segs[3], ids[i],
-		    b), 0);
+		    b, next, NULL), 0);
 		assert_string_equal(a, b);
+		assert_string_equal(next, nexts[i]);
 	}
 	/* A chain broken (a segment gone): the listing finds it still. */
 	assert_int_equal(unlinkat(cfd, "1.01J0000000000000000000FFFF", 0), 0);
-	assert_int_equal(list_seg_find_back(cfd, 1, segs[3], ids[1], b), 0);
+	assert_int_equal(list_seg_find_back(cfd, 1, segs[3], ids[1], b, next,
+	    NULL), 0);
 	assert_string_equal(b, "01J0000000000000000000BBBB");
+	assert_string_equal(next, "");
+	close(cfd);
+}
+
+#define CHAIN	50	/* segments: more than one walk follows back */
+
+/*
+ * One walk kept across look-ups: each id finds the segment the listing
+ * gives, those within SEG_WALK_MAX of the newest from what the walk read
+ * once (a segment removed behind it does not change their answers), the
+ * older ones by the listing; a walk from another newest starts again.
+ */
+static void
+test_seg_walk_kept(void **state)
+{
+	static const char	 crock[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	struct tu_spool		*f = *state;
+	static char		 segs[CHAIN][SPOOL_ID_LEN + 1];
+	struct seg_walk		 walk = { .n = 0 };
+	char			 id[SPOOL_ID_LEN + 1], a[SPOOL_ID_LEN + 1];
+	char			 b[SPOOL_ID_LEN + 1], next[SPOOL_ID_LEN + 1];
+	char			 name[64];
+	int			 cfd, i;
+
+	assert_true((cfd = list_client_dir(f->sp, "acme", 1)) != -1);
+	for (i = 0; i < CHAIN; i++) {
+		snprintf(segs[i], sizeof(segs[i]), "01J0000000%c%c0000000000000B",
+		    crock[i / 32], crock[i % 32]);
+		close(list_seg_open_append(cfd, 1, segs[i], i > 0 ?
+		    segs[i - 1] : NULL));
+	}
+	/* Newest first, as a late batch's ids come (in any order). */
+	for (i = CHAIN - 2; i >= 0; i--) {
+		memcpy(id, segs[i], SPOOL_ID_LEN + 1);
+		id[SPOOL_ID_LEN - 1] = 'C';
+		assert_int_equal(list_seg_find(cfd, 1, id, a), 0);
+		assert_int_equal(list_seg_find_back(cfd, 1, segs[CHAIN - 1],
+		    id, b, next, &walk), 0);
+		assert_string_equal(a, b);
+		assert_string_equal(b, segs[i]);
+		if (i >= CHAIN - SEG_WALK_MAX)
+			assert_string_equal(next, segs[i + 1]);
+		else
+			assert_string_equal(next, "");
+	}
+	assert_int_equal(walk.n, SEG_WALK_MAX);
+	/* What the walk read is not read again. */
+	list_seg_name(name, sizeof(name), 1, segs[CHAIN - 3]);
+	assert_int_equal(unlinkat(cfd, name, 0), 0);
+	memcpy(id, segs[CHAIN - 5], SPOOL_ID_LEN + 1);
+	id[SPOOL_ID_LEN - 1] = 'C';
+	assert_int_equal(list_seg_find_back(cfd, 1, segs[CHAIN - 1], id, b,
+	    next, &walk), 0);
+	assert_string_equal(b, segs[CHAIN - 5]);
+	assert_string_equal(next, segs[CHAIN - 4]);
+	/* From another newest: walked again, to the segment now gone, and
+	 * the listing then. */
+	assert_int_equal(list_seg_find_back(cfd, 1, segs[CHAIN - 2], id, b,
+	    next, &walk), 0);
+	assert_string_equal(b, segs[CHAIN - 5]);
+	assert_string_equal(next, "");
+	assert_int_equal(walk.n, 2);
 	close(cfd);
 }
 
@@ -166,6 +235,8 @@ main(void)
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_line_numbers),
 		cmocka_unit_test_setup_teardown(test_seg_find_back,
+		    tu_spool_setup, tu_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_seg_walk_kept,
 		    tu_spool_setup, tu_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_seg_find,
 		    tu_spool_setup_installed, tu_spool_teardown),
