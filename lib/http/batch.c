@@ -33,6 +33,7 @@ batch_init(struct batch *b, struct spool *spool,
 	b->n = b->queued = 0;
 	b->cap = n ? n : 1;
 	b->idkey = idkey;
+	suppress_look_init(&b->look);
 	b->slots = calloc(b->cap, sizeof(*b->slots));
 	b->replies = json_array();
 	if (b->slots == NULL || b->replies == NULL) {
@@ -127,19 +128,19 @@ batch_noroute(const struct route_table *t, const json_t *doc, char *buf,
  * may.
  */
 static const char *
-refused(struct spool *s, const struct route_table *t, const json_t *doc,
-    char *buf, size_t len, int *unread)
+refused(struct batch *b, const json_t *doc, char *buf, size_t len,
+    int *unread)
 {
 	json_t	*sup;
 	char	 why[64], nr[256];
 
 	*unread = 0;
 	/* No route: before the spool is read at all. */
-	if (batch_noroute(t, doc, nr, sizeof(nr)) != NULL) {
+	if (batch_noroute(b->routes, doc, nr, sizeof(nr)) != NULL) {
 		snprintf(buf, len, "%s: %s", BATCH_NO_ROUTE, nr);
 		return buf;
 	}
-	if ((sup = suppress_doc(s, doc)) != NULL) {
+	if ((sup = suppress_doc_look(b->spool, &b->look, doc)) != NULL) {
 		snprintf(buf, len, "recipient: %s", suppress_why(sup, why,
 		    sizeof(why)));
 		json_decref(sup);
@@ -167,8 +168,8 @@ batch_add(struct batch *b, json_t *reply, json_t *doc, enum spool_dir dest)
 		return -1;
 	}
 	/* Refused before anything is written. */
-	if (doc != NULL && (why = refused(b->spool, b->routes, doc, buf,
-	    sizeof(buf), &unread)) != NULL) {
+	if (doc != NULL && (why = refused(b, doc, buf, sizeof(buf),
+	    &unread)) != NULL) {
 		b->unchecked += unread;
 		entry_error(reply, b->idkey, why);
 		json_decref(doc);
@@ -208,6 +209,8 @@ batch_commit(struct batch *b)
 	json_t		*res;
 	size_t		 i, temp = 0, perm = 0;
 
+	/* Every entry is checked: the lists are let go before the commit. */
+	suppress_look_end(&b->look);
 	spool_batch_commit(b->spool, &b->docs);
 	b->queued = 0;
 	for (i = 0; i < b->n; i++) {
@@ -305,6 +308,7 @@ batch_replies(const struct batch *b)
 void
 batch_free(struct batch *b)
 {
+	suppress_look_end(&b->look);
 	spool_batch_free(&b->docs);
 	json_decref(b->replies);
 	free(b->slots);

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "spool/spool.h"
+#include "spool/suppress.h"
 
 struct route_table;
 
@@ -37,6 +38,7 @@ struct batch {
 	const char		*idkey;		/* "smsId": nulled on failure */
 	size_t			 queued;	/* after batch_commit */
 	size_t			 unchecked;	/* lists that could not be read */
+	struct suppress_look	 look;		/* the lists, for all entries */
 };
 
 /*

@@ -326,26 +326,14 @@ suppress_read(int fd, enum channel ch, const char *addr, const char *what,
 	return pub;
 }
 
-json_t *
-suppress_get(struct spool *s, const char *client, enum channel ch,
-    const char *addr)
+/* The suppression named name in the list dfd (path for the log). */
+static json_t *
+get_in(struct spool *s, int dfd, enum channel ch, const char *norm,
+    const char *name, const char *path)
 {
-	char	norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
-	char	path[NAME_LEN + CLIENT_ID_MAX + 64];
-	int	dfd, fd, e;
+	int	fd, e;
 
-	if (target(client, ch, addr, norm, name) == -1)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
-	    channel_info(ch)->name, name);
-	/* One look-up of a name, whatever the list's size. */
-	if ((dfd = fresh_list_dir(s, client, ch)) != -1) {
-		fd = util_open_regular(dfd, name, 1);
-		e = errno;
-		close(dfd);
-		errno = e;
-	}
-	if (dfd == -1 || fd == -1) {
+	if ((fd = util_open_regular(dfd, name, 1)) == -1) {
 		if ((e = errno) == ENOENT) {
 			errno = 0;
 			return NULL;
@@ -355,6 +343,36 @@ suppress_get(struct spool *s, const char *client, enum channel ch,
 		return NULL;
 	}
 	return suppress_read(fd, ch, norm, path, NULL);
+}
+
+json_t *
+suppress_get(struct spool *s, const char *client, enum channel ch,
+    const char *addr)
+{
+	char	 norm[SUPPRESS_ADDR_MAX], name[NAME_LEN];
+	char	 path[NAME_LEN + CLIENT_ID_MAX + 64];
+	json_t	*sup;
+	int	 dfd, e;
+
+	if (target(client, ch, addr, norm, name) == -1)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
+	    channel_info(ch)->name, name);
+	/* One look-up of a name, whatever the list's size. */
+	if ((dfd = fresh_list_dir(s, client, ch)) == -1) {
+		if ((e = errno) == ENOENT) {
+			errno = 0;
+			return NULL;
+		}
+		log_err("suppress: %s/%s: %s", s->root, path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	sup = get_in(s, dfd, ch, norm, name, path);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return sup;
 }
 
 int
@@ -472,35 +490,99 @@ suppress_remove(struct spool *s, const char *client, enum channel ch,
 }
 
 
-json_t *
-suppress_doc(struct spool *s, const json_t *doc)
+/*
+ * What doc's recipient is checked as: its client, channel and address
+ * (normalized into norm); 1, or 0 when no list holds it (errno 0), -1
+ * with errno EINVAL when doc names no client or channel.
+ */
+static int
+doc_target(const json_t *doc, const char **client, int *ch, char *norm)
 {
-	const char	*client, *to;
-	char		 norm[SUPPRESS_ADDR_MAX];
-	int		 ch;
-
 	/*
 	 * The confirmation of a stop goes to the number that just asked to
 	 * stop (msgspool-spool(5), Keywords): msgspoold alone marks it.
 	 */
 	if (msgdoc_is_stop_reply(doc)) {
 		errno = 0;
-		return NULL;
+		return 0;
 	}
-	client = msgdoc_client(doc);
-	to = msgdoc_recipient(doc);
-	if (client == NULL || (ch = channel_parse(msgdoc_channel(doc) ?
+	*client = msgdoc_client(doc);
+	if (*client == NULL || (*ch = channel_parse(msgdoc_channel(doc) ?
 	    msgdoc_channel(doc) : "")) == -1) {
 		errno = EINVAL;
-		return NULL;
+		return -1;
 	}
 	/* No list holds what is not an address of the channel. */
-	if (suppress_normalize((enum channel)ch, to, norm, sizeof(norm)) ==
-	    -1) {
+	if (suppress_normalize((enum channel)*ch, msgdoc_recipient(doc), norm,
+	    SUPPRESS_ADDR_MAX) == -1) {
+		errno = 0;
+		return 0;
+	}
+	return 1;
+}
+
+json_t *
+suppress_doc(struct spool *s, const json_t *doc)
+{
+	const char	*client;
+	char		 norm[SUPPRESS_ADDR_MAX];
+	int		 ch;
+
+	if (doc_target(doc, &client, &ch, norm) != 1)
+		return NULL;
+	return suppress_get(s, client, (enum channel)ch, norm);
+}
+
+void
+suppress_look_init(struct suppress_look *l)
+{
+	l->client[0] = '\0';
+	l->ch = -1;
+	l->dfd = -1;
+}
+
+void
+suppress_look_end(struct suppress_look *l)
+{
+	if (l->dfd != -1)
+		close(l->dfd);
+	suppress_look_init(l);
+}
+
+json_t *
+suppress_doc_look(struct spool *s, struct suppress_look *l,
+    const json_t *doc)
+{
+	const char	*client;
+	char		 addr[SUPPRESS_ADDR_MAX], norm[SUPPRESS_ADDR_MAX];
+	char		 name[NAME_LEN], path[NAME_LEN + CLIENT_ID_MAX + 64];
+	int		 ch, dfd, e;
+
+	if (doc_target(doc, &client, &ch, addr) != 1 ||
+	    target(client, (enum channel)ch, addr, norm, name) == -1)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
+	    channel_info((enum channel)ch)->name, name);
+	if (l->client[0] == '\0' || strcmp(l->client, client) != 0 ||
+	    l->ch != ch) {
+		suppress_look_end(l);
+		if ((dfd = fresh_list_dir(s, client, (enum channel)ch)) == -1 &&
+		    (e = errno) != ENOENT) {
+			log_err("suppress: %s/%s: %s", s->root, path,
+			    strerror(e));
+			errno = e;
+			return NULL;
+		}
+		/* Kept, or known to be none, for the request's others. */
+		snprintf(l->client, sizeof(l->client), "%s", client);
+		l->ch = ch;
+		l->dfd = dfd;
+	}
+	if (l->dfd == -1) {
 		errno = 0;
 		return NULL;
 	}
-	return suppress_get(s, client, (enum channel)ch, norm);
+	return get_in(s, l->dfd, (enum channel)ch, norm, name, path);
 }
 
 const char *

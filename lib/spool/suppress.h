@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "base/channel.h"
+#include "base/valid.h"
 
 struct spool;
 
@@ -90,6 +91,29 @@ int	 suppress_cursor_valid(const char *s);
  * acceptance) and of msgspoold (before every attempt).
  */
 json_t	*suppress_doc(struct spool *, const json_t *doc);
+
+/*
+ * One request's look at the lists its documents' recipients are checked
+ * against (the messages of a batch: one client, mostly one channel): the
+ * client's list of a channel found as suppress_get finds it, fresh, the
+ * first time it is asked for, then kept open for the request's other
+ * messages; a list that was not there is not looked for again in that
+ * request.  So a batch of n messages costs one look-up of the list and n
+ * of names, not n of each, and a batch of a client with no list costs
+ * one.  Zeroed by suppress_look_init, ended by suppress_look_end.
+ */
+struct suppress_look {
+	char	client[CLIENT_ID_MAX + 1];	/* "": nothing kept */
+	int	ch;
+	int	dfd;		/* the list's directory; -1: no such list */
+};
+
+void	 suppress_look_init(struct suppress_look *);
+void	 suppress_look_end(struct suppress_look *);
+
+/* suppress_doc, the list looked up through look. */
+json_t	*suppress_doc_look(struct spool *, struct suppress_look *,
+	    const json_t *doc);
 
 /*
  * What a refused recipient is told, into buf: "suppressed (SOURCE)",

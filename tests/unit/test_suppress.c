@@ -282,6 +282,91 @@ test_doc(void **state)
 	json_decref(doc);
 }
 
+/* An SMS document of client to addr (a new reference). */
+static json_t *
+sms_doc(const char *client, const char *addr)
+{
+	json_t	*doc;
+
+	doc = json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s}}", "version", 1,
+	    "id", "01M840Q7H2P5C7SYTHCZ984TVK", "channel", "sms", "client",
+	    client, "message", "to", addr, "body", "x");
+	assert_non_null(doc);
+	return doc;
+}
+
+/* Whether suppress_doc_look finds doc's recipient suppressed (errno 0
+ * when it does not). */
+static int
+looked(struct tu_spool *f, struct suppress_look *l, json_t *doc)
+{
+	json_t	*sup;
+
+	errno = EIO;
+	if ((sup = suppress_doc_look(f->sp, l, doc)) == NULL) {
+		assert_int_equal(errno, 0);
+		json_decref(doc);
+		return 0;
+	}
+	json_decref(sup);
+	json_decref(doc);
+	return 1;
+}
+
+/*
+ * One request's look: the same answers as suppress_doc, the list's
+ * directory kept open between them (one left, the other client's, when
+ * the look moves on), a list that was not there not looked for again
+ * until the next request's look, and a list that cannot be read an
+ * error each time, not "none".
+ */
+static void
+test_doc_look(void **state)
+{
+	struct tu_spool		*f = *state;
+	struct suppress_look	 l;
+	json_t			*doc;
+	char			 path[1024];
+	FILE			*fp;
+	int			 fd;
+
+	suppress_look_init(&l);
+	assert_int_equal(suppress_add(f->sp, "acme", CHANNEL_SMS,
+	    "+4915112345678", "stop", NULL, NULL), 1);
+	assert_int_equal(looked(f, &l, sms_doc("acme", "+4915112345678")), 1);
+	assert_true(l.dfd != -1);
+	fd = l.dfd;
+	assert_int_equal(looked(f, &l, sms_doc("acme", "+4915112345679")), 0);
+	assert_int_equal(looked(f, &l, sms_doc("acme", "+4915112345678")), 1);
+	assert_int_equal(l.dfd, fd);
+	/* No list of other's: none, and not looked for again. */
+	assert_int_equal(looked(f, &l, sms_doc("other", "+4915112345678")),
+	    0);
+	assert_int_equal(l.dfd, -1);
+	assert_int_equal(suppress_add(f->sp, "other", CHANNEL_SMS,
+	    "+4915112345678", "manual", NULL, NULL), 1);
+	assert_int_equal(looked(f, &l, sms_doc("other", "+4915112345678")),
+	    0);
+	suppress_look_end(&l);
+	assert_int_equal(looked(f, &l, sms_doc("other", "+4915112345678")),
+	    1);
+	/* The channel's list not a directory: an error, each time. */
+	assert_int_equal(suppress_remove(f->sp, "other", CHANNEL_SMS,
+	    "+4915112345678", NULL), 0);
+	file_path(f, "other/sms", path, sizeof(path));
+	suppress_look_end(&l);
+	tu_rmtree(path);
+	assert_non_null(fp = fopen(path, "w"));
+	fclose(fp);
+	doc = sms_doc("other", "+4915112345678");
+	assert_null(suppress_doc_look(f->sp, &l, doc));
+	assert_int_equal(errno, ENOTDIR);
+	assert_null(suppress_doc_look(f->sp, &l, doc));
+	assert_int_equal(errno, ENOTDIR);
+	json_decref(doc);
+	suppress_look_end(&l);
+}
+
 /* A stop's confirmation goes to the number that stopped; no other reply. */
 static void
 test_doc_stop_reply(void **state)
@@ -385,6 +470,7 @@ main(void)
 		T(test_invalid),
 		T(test_email_names),
 		T(test_doc),
+		T(test_doc_look),
 		T(test_doc_stop_reply),
 		T(test_broken_file),
 		T(test_root_opened_again),
