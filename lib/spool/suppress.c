@@ -326,22 +326,32 @@ suppress_read(int fd, enum channel ch, const char *addr, const char *what,
 	return pub;
 }
 
+/*
+ * NULL for a look-up that failed with e at path: errno 0 when e says
+ * there is no such list or file (nothing suppressed), else logged and
+ * errno e.
+ */
+static json_t *
+not_found(struct spool *s, const char *path, int e)
+{
+	if (e == ENOENT) {
+		errno = 0;
+		return NULL;
+	}
+	log_err("suppress: %s/%s: %s", s->root, path, strerror(e));
+	errno = e;
+	return NULL;
+}
+
 /* The suppression named name in the list dfd (path for the log). */
 static json_t *
 get_in(struct spool *s, int dfd, enum channel ch, const char *norm,
     const char *name, const char *path)
 {
-	int	fd, e;
+	int	fd;
 
-	if ((fd = util_open_regular(dfd, name, 1)) == -1) {
-		if ((e = errno) == ENOENT) {
-			errno = 0;
-			return NULL;
-		}
-		log_err("suppress: %s/%s: %s", s->root, path, strerror(e));
-		errno = e;
-		return NULL;
-	}
+	if ((fd = util_open_regular(dfd, name, 1)) == -1)
+		return not_found(s, path, errno);
 	return suppress_read(fd, ch, norm, path, NULL);
 }
 
@@ -359,15 +369,8 @@ suppress_get(struct spool *s, const char *client, enum channel ch,
 	snprintf(path, sizeof(path), "%s/%s/%s/%s", SUPPRESS_AREA, client,
 	    channel_info(ch)->name, name);
 	/* One look-up of a name, whatever the list's size. */
-	if ((dfd = fresh_list_dir(s, client, ch)) == -1) {
-		if ((e = errno) == ENOENT) {
-			errno = 0;
-			return NULL;
-		}
-		log_err("suppress: %s/%s: %s", s->root, path, strerror(e));
-		errno = e;
-		return NULL;
-	}
+	if ((dfd = fresh_list_dir(s, client, ch)) == -1)
+		return not_found(s, path, errno);
 	sup = get_in(s, dfd, ch, norm, name, path);
 	e = errno;
 	close(dfd);
@@ -556,7 +559,7 @@ suppress_doc_look(struct spool *s, struct suppress_look *l,
 	const char	*client;
 	char		 addr[SUPPRESS_ADDR_MAX], norm[SUPPRESS_ADDR_MAX];
 	char		 name[NAME_LEN], path[NAME_LEN + CLIENT_ID_MAX + 64];
-	int		 ch, dfd, e;
+	int		 ch, dfd;
 
 	if (doc_target(doc, &client, &ch, addr) != 1 ||
 	    target(client, (enum channel)ch, addr, norm, name) == -1)
@@ -567,12 +570,8 @@ suppress_doc_look(struct spool *s, struct suppress_look *l,
 	    l->ch != ch) {
 		suppress_look_end(l);
 		if ((dfd = fresh_list_dir(s, client, (enum channel)ch)) == -1 &&
-		    (e = errno) != ENOENT) {
-			log_err("suppress: %s/%s: %s", s->root, path,
-			    strerror(e));
-			errno = e;
-			return NULL;
-		}
+		    errno != ENOENT)
+			return not_found(s, path, errno);
 		/* Kept, or known to be none, for the request's others. */
 		snprintf(l->client, sizeof(l->client), "%s", client);
 		l->ch = ch;

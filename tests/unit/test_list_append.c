@@ -81,6 +81,26 @@ files_of(struct spool *sp, const char *client)
 	return buf_take(&b, &len);
 }
 
+/*
+ * v's n lines appended together to client "all": each noted, and the
+ * files of "all" those of "one", which had them one by one.
+ */
+static void
+same_as_one(struct tu_spool *f, struct list_add *v, size_t n)
+{
+	char	*one, *all;
+	size_t	 i;
+
+	assert_int_equal(list_append_lines(f->sp, "all", v, n), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(v[i].err, 0);
+	one = files_of(f->sp, "one");
+	all = files_of(f->sp, "all");
+	assert_string_equal(one, all);
+	free(one);
+	free(all);
+}
+
 /* Together, in any order, as one by one in order. */
 static void
 test_same_as_one_by_one(void **state)
@@ -88,7 +108,6 @@ test_same_as_one_by_one(void **state)
 	struct tu_spool	*f = *state;
 	static char	 ids[N][SPOOL_ID_LEN + 1], text[N][320];
 	struct list_add	 v[N];
-	char		*one, *all;
 	size_t		 i;
 
 	lines(ids, text);
@@ -102,14 +121,7 @@ test_same_as_one_by_one(void **state)
 		v[i].len = strlen(text[N - 1 - i]);
 		v[i].err = -1;
 	}
-	assert_int_equal(list_append_lines(f->sp, "all", v, N), 0);
-	for (i = 0; i < N; i++)
-		assert_int_equal(v[i].err, 0);
-	one = files_of(f->sp, "one");
-	all = files_of(f->sp, "all");
-	assert_string_equal(one, all);
-	free(one);
-	free(all);
+	same_as_one(f, v, N);
 }
 
 /* An id older than the newest segment's first: into the one before. */
@@ -158,7 +170,6 @@ test_late_batch(void **state)
 	static char	 ids[2 * LATE][SPOOL_ID_LEN + 1];
 	static char	 text[2 * LATE][SEG_BYTES + 256];
 	struct list_add	 v[LATE];
-	char		*one, *all;
 	size_t		 i, n;
 
 	for (i = 0; i < 2 * LATE; i++) {
@@ -187,14 +198,7 @@ test_late_batch(void **state)
 		v[i].len = strlen(v[i].text);
 		v[i].err = -1;
 	}
-	assert_int_equal(list_append_lines(f->sp, "all", v, LATE), 0);
-	for (i = 0; i < LATE; i++)
-		assert_int_equal(v[i].err, 0);
-	one = files_of(f->sp, "one");
-	all = files_of(f->sp, "all");
-	assert_string_equal(one, all);
-	free(one);
-	free(all);
+	same_as_one(f, v, LATE);
 }
 
 /* A segment that cannot be written: its lines fail, the head stays. */
