@@ -928,7 +928,11 @@ def test_a_message_put_in_new_by_hand_is_listed_after_reindex(srv):
     reindex lists it."""
     inst = srv.inst
     a = sms(srv)
-    b = queue_sms(inst.spool, PHONE2, body="by hand")
+    # Newer than a, also when made in a's millisecond: ids order the list.
+    bid = new_id()
+    while bid <= a:
+        bid = new_id()
+    b = queue_sms(inst.spool, PHONE2, body="by hand", msgid=bid)
     assert status_of(srv, b)["status"] == "queued"
     assert inst.cli("reindex").returncode == 0
     assert ids_of(srv) == [b, a]
