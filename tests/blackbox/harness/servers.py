@@ -382,15 +382,19 @@ class Server:
             h["X-API-KEY"] = api_key
         elif client is not None:
             h["X-API-KEY"] = self.inst.keys[client]
-        r = self.session.request(method, self.url(path), headers=h,
-                                 timeout=timeout, **kw)
         # Never reuse a connection: a server closes an idle one after a
         # few seconds (lighttpd: 5), and a request sent on it just then
         # fails with RemoteDisconnected, at random, when a test paused
         # (a daemon run) between two requests.  busybox httpd closes
-        # every connection anyway, without saying so.
-        self.session.close()
-        return r
+        # every connection anyway, without saying so.  So each request
+        # has a session of its own, closed after it, on the server's
+        # cookies (the console's login): one shared by the threads of a
+        # test would be closed under a request of another thread.
+        with requests.Session() as s:
+            s.trust_env = False                 # no proxies, no netrc
+            s.cookies = self.session.cookies
+            return s.request(method, self.url(path), headers=h,
+                             timeout=timeout, **kw)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
